@@ -1,0 +1,45 @@
+"""Results directories: loading (and, in writer.py, atomic writing) of the tables of one run.
+
+The schema is documented in docs/architecture.md ("Results directory").
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+TABLES = ("packets", "flows", "queues", "intervals", "delay_hist", "flowstats")
+
+
+@dataclass
+class Results:
+    """The tables and metadata of one run. Absent tables are None (e.g. packets when off)."""
+
+    path: Path
+    meta: dict
+    packets: pl.DataFrame | None
+    flows: pl.DataFrame | None
+    queues: pl.DataFrame | None
+    intervals: pl.DataFrame | None
+    delay_hist: pl.DataFrame | None
+    flowstats: pl.DataFrame | None
+
+    @property
+    def experiment(self) -> dict:
+        return self.meta["experiment"]
+
+
+def load(path: str | Path) -> Results:
+    """Load a results directory written by any backend."""
+    path = Path(path)
+    meta_file = path / "metadata.json"
+    if not meta_file.is_file():
+        raise FileNotFoundError(f"{path} is not a ccbench results directory (no metadata.json)")
+    meta = json.loads(meta_file.read_text())
+    tables = {}
+    for name in TABLES:
+        f = path / f"{name}.parquet"
+        tables[name] = pl.read_parquet(f) if f.is_file() else None
+    return Results(path=path, meta=meta, **tables)
