@@ -1,0 +1,3 @@
+//! ccbench's discrete-event simulator.
+pub mod cc;
+pub mod tcp;
