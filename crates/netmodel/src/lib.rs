@@ -1,1 +1,53 @@
+//! netmodel: the network elements shared by ccbench's simulator and (later) its emulator.
+//!
+//! Everything here is pure: no clock, no I/O, no threads. Callers pass the current time
+//! (`u64` nanoseconds) into every call, so the same code runs in virtual time (the simulator)
+//! and in wall-clock time (the emulator). Rates are bits per second, sizes are bytes.
+//!
+//! A [`Link`] is one *direction* of a physical link: a queue discipline at its input, a
+//! serialiser that sends one packet at a time at the link rate, and a propagation delay line.
+//! Packets are represented by a small `Copy` handle ([`PktMeta`]); the owner keeps the packet
+//! contents elsewhere (a slab in the simulator, a buffer pool in the emulator).
 
+pub mod link;
+pub mod queue;
+pub mod rng;
+
+pub use link::{Link, LinkConfig, LinkStats};
+pub use queue::{DropTail, Qdisc, QueueConfig};
+pub use rng::Rng;
+
+/// Nanoseconds since the start of the experiment.
+pub type Nanos = u64;
+
+/// The handle of a packet inside the network model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PktMeta {
+    /// Owner-defined identifier (slab index in the simulator).
+    pub id: u32,
+    /// Size in bytes as counted by queues and serialisers (IP packet size).
+    pub size: u32,
+    /// Flow the packet belongs to (for per-flow queues and statistics).
+    pub flow: u32,
+}
+
+/// Transmission time of `bytes` at `rate_bps`, rounded up to whole nanoseconds.
+#[inline]
+pub fn tx_time_ns(bytes: u64, rate_bps: u64) -> Nanos {
+    let bits_ns = bytes * 8 * 1_000_000_000;
+    bits_ns.div_ceil(rate_bps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_is_exact_for_common_rates() {
+        assert_eq!(tx_time_ns(1500, 100_000_000), 120_000);
+        assert_eq!(tx_time_ns(1500, 1_000_000_000), 12_000);
+        assert_eq!(tx_time_ns(1500, 10_000_000_000), 1_200);
+        // 1 byte at 3 bit/s = 2.67 s, rounded up.
+        assert_eq!(tx_time_ns(1, 3), 2_666_666_667);
+    }
+}
