@@ -1,0 +1,343 @@
+"""CoCo-Beholder's metrics (spec §8.2–§8.3) over a ccbench results directory.
+
+Two input modes, same definitions:
+
+* ``packets``: from the per-packet table (rows with ``arrival_ns`` not null are the delivered
+  copies; every row counts in bytes sent).
+* ``aggregate``: from ``intervals`` (per sample_interval bins), ``delay_hist`` and ``flowstats``,
+  for runs recorded without per-packet rows. Sums and means are identical to the packet mode;
+  median/p95 are histogram bucket midpoints (within half a bucket of the packet-mode values).
+
+All sums are exact integers (bytes, packets, nanoseconds); conversion to Mbit/s and ms happens
+last and in the same way in both modes, so both modes give bit-identical rates and means.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import polars as pl
+
+from .estimators import hist_percentile_bucket, jain_index, nearest_rank
+from .groupings import Curve, Grouping, make_grouping
+
+MIN_DURATION_NS = 5_000_000  # 5 ms: "same value as in Wireshark" (CoCo-Beholder)
+MODES = ("auto", "packets", "aggregate")
+STAT_MODES = ("whole-duration", "slot-mean")
+
+
+@dataclass
+class CurveStats:
+    """Exact integer totals of one curve (internal, but handy for tests)."""
+
+    curve: Curve
+    start_ns: int | None  # first arrival over the curve's flows
+    end_ns: int | None  # last arrival
+    delivered_bytes: int
+    delivered_pkts: int
+    delay_sum_ns: int
+    bytes_sent: int
+    bytes_lost: int
+    median_ns: float | None  # delay at the nearest rank (packet mode) or bucket midpoint
+    p95_ns: float | None
+
+
+@dataclass
+class Analysis:
+    """Result of :func:`analyze`. All tables are polars DataFrames.
+
+    * ``per_interval``: curve, slot, t_s, bytes, packets, rate_mbps, delay_ms (null: no packet)
+      — one row per *active* slot of each curve.
+    * ``jain``: slot, t_s, n_curves, jain — slots where the index is defined.
+    * ``summary``: curve, flows, packets, avg_tput_mbps, avg_delay_ms, mean_delay_ms,
+      median_delay_ms, p95_delay_ms, loss_pct, bytes_sent, bytes_lost, start_s, end_s (nulls for
+      N/A). ``avg_delay_ms`` is the "Average one-way delay" of the first stats section: the
+      per-packet mean (= ``mean_delay_ms``) except in stat_mode ``slot-mean`` (mean of D_c(k)).
+    * ``overall_jain``: Jain's index over the curves' average throughputs (None = N/A).
+    """
+
+    grouping: Grouping
+    interval: float
+    interval_ns: int
+    mode: str  # "packets" | "aggregate"
+    stat_mode: str
+    n_slots: int
+    per_interval: pl.DataFrame
+    jain: pl.DataFrame
+    summary: pl.DataFrame
+    overall_jain: float | None
+    curve_stats: list[CurveStats]
+    _results: object = field(repr=False, default=None)
+    _flow_curve: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def prefix(self) -> str:
+        return self.grouping.name
+
+    @property
+    def curves(self) -> tuple[Curve, ...]:
+        return self.grouping.curves
+
+    def scatter(self, curve_index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Points of the per-packet delay plot for one curve: (time s, delay ms).
+
+        Packet mode: every delivered packet (arrival time, one-way delay), flows concatenated in
+        flow order. Aggregate mode: the mean delay of each sample_interval bin that has
+        deliveries, placed at the bin's centre.
+        """
+        res = self._results
+        flows = list(self.curves[curve_index].flows)
+        if self.mode == "packets":
+            pk = (res.packets.lazy()
+                  .filter(pl.col("flow").is_in(pl.Series(flows, dtype=pl.UInt32))
+                          & pl.col("arrival_ns").is_not_null())
+                  .select(pl.col("flow"), pl.col("arrival_ns").cast(pl.Int64),
+                          (pl.col("arrival_ns") - pl.col("sent_ns")).cast(pl.Int64).alias("d"))
+                  .collect())
+            # flows concatenated in flow-id order (curves list their flows sorted by id),
+            # table order within a flow
+            pk = pk.sort("flow", maintain_order=True)
+            return pk["arrival_ns"].to_numpy() / 1e9, pk["d"].to_numpy() / 1e6
+        si = self._results.experiment["sample_interval_ns"]
+        iv = (res.intervals.lazy()
+              .filter(pl.col("flow").is_in(pl.Series(flows, dtype=pl.UInt32)))
+              .group_by("bin")
+              .agg(pl.col("delivered_pkts").cast(pl.Int64).sum().alias("p"),
+                   pl.col("delay_sum_ns").cast(pl.Int64).sum().alias("d"))
+              .filter(pl.col("p") > 0).sort("bin").collect())
+        x = (iv["bin"].to_numpy().astype(np.float64) + 0.5) * si / 1e9
+        return x, iv["d"].to_numpy() / iv["p"].to_numpy() / 1e6
+
+
+def _interval_ns(interval: float) -> int:
+    if not interval > 0:
+        raise ValueError(f"interval must be > 0 s, got {interval}")
+    ns = int(round(interval * 1e9))
+    if ns <= 0:
+        raise ValueError(f"interval {interval} s is below 1 ns")
+    return ns
+
+
+def _resolve_mode(results, mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    if mode == "auto":
+        return "packets" if results.packets is not None else "aggregate"
+    if mode == "packets" and results.packets is None:
+        raise ValueError(f"{results.path}: no per-packet table (record_packets was off); "
+                         "use mode='aggregate'")
+    if mode == "aggregate":
+        for t in ("intervals", "delay_hist", "flowstats"):
+            if getattr(results, t) is None:
+                raise ValueError(f"{results.path}: aggregate mode needs the {t} table")
+    return mode
+
+
+def _curve_map(grouping: Grouping) -> pl.DataFrame:
+    flows, idx = [], []
+    for i, c in enumerate(grouping.curves):
+        flows.extend(c.flows)
+        idx.extend([i] * len(c.flows))
+    return pl.DataFrame({"flow": flows, "ci": idx}, schema={"flow": pl.Int64, "ci": pl.Int64})
+
+
+def _with_ci(df: pl.LazyFrame, cmap: pl.DataFrame) -> pl.LazyFrame:
+    return df.with_columns(pl.col("flow").cast(pl.Int64)).join(cmap.lazy(), on="flow", how="inner")
+
+
+_I = pl.Int64
+
+
+def _gather_packets(results, cmap: pl.DataFrame, interval_ns: int):
+    """Totals per curve and sums per (curve, slot) from the packets table."""
+    pk = _with_ci(results.packets.lazy(), cmap).with_columns(pl.col("size").cast(_I))
+    sent = pk.group_by("ci").agg(pl.col("size").sum().alias("bytes_sent")).collect()
+    arr = (pk.filter(pl.col("arrival_ns").is_not_null())
+           .select("ci", pl.col("arrival_ns").cast(_I).alias("a"), "size",
+                   (pl.col("arrival_ns").cast(_I) - pl.col("sent_ns").cast(_I)).alias("d")))
+    tot = (arr.group_by("ci").agg(pl.col("a").min().alias("start_ns"), pl.col("a").max().alias("end_ns"),
+                                  pl.col("size").sum().alias("delivered_bytes"),
+                                  pl.len().cast(_I).alias("delivered_pkts"),
+                                  pl.col("d").sum().alias("delay_sum_ns")).collect())
+    slots = (arr.with_columns((pl.col("a") // interval_ns).alias("slot"))
+             .group_by("ci", "slot")
+             .agg(pl.col("size").sum().alias("bytes"), pl.len().cast(_I).alias("packets"),
+                  pl.col("d").sum().alias("delay_sum_ns")).collect())
+    arr_df = arr.select("ci", "d").collect()
+
+    def quantiles(ci: int, n: int):
+        d = arr_df.filter(pl.col("ci") == ci)["d"].to_numpy()
+        r50, r95 = nearest_rank(50, n), nearest_rank(95, n)
+        part = np.partition(d, (r50, r95))
+        return float(part[r50]), float(part[r95])
+
+    return sent, tot, slots, quantiles
+
+
+def _gather_aggregate(results, cmap: pl.DataFrame, interval_ns: int):
+    exp = results.experiment
+    si = int(exp["sample_interval_ns"])
+    if interval_ns % si != 0:
+        raise ValueError(
+            f"aggregate mode (no per-packet table): the analysis interval ({interval_ns / 1e9:g} s) "
+            f"must be a multiple of the run's sample_interval ({si / 1e9:g} s)")
+    m = interval_ns // si
+    w = int(exp["hist_bucket_ns"])
+    fs = _with_ci(results.flowstats.lazy(), cmap)
+    sent = fs.group_by("ci").agg(pl.col("sent_bytes").cast(_I).sum().alias("bytes_sent")).collect()
+    tot = (fs.filter(pl.col("delivered_pkts") > 0)
+           .group_by("ci").agg(pl.col("first_arrival_ns").cast(_I).min().alias("start_ns"),
+                               pl.col("last_arrival_ns").cast(_I).max().alias("end_ns"),
+                               pl.col("delivered_bytes").cast(_I).sum(),
+                               pl.col("delivered_pkts").cast(_I).sum(),
+                               pl.col("delay_sum_ns").cast(_I).sum()).collect())
+    slots = (_with_ci(results.intervals.lazy(), cmap)
+             .filter(pl.col("delivered_pkts") > 0)
+             .with_columns((pl.col("bin").cast(_I) // m).alias("slot"))
+             .group_by("ci", "slot")
+             .agg(pl.col("delivered_bytes").cast(_I).sum().alias("bytes"),
+                  pl.col("delivered_pkts").cast(_I).sum().alias("packets"),
+                  pl.col("delay_sum_ns").cast(_I).sum().alias("delay_sum_ns")).collect())
+    hist = (_with_ci(results.delay_hist.lazy(), cmap)
+            .group_by("ci", pl.col("bucket").cast(_I))
+            .agg(pl.col("count").cast(_I).sum()).filter(pl.col("count") > 0)
+            .sort("ci", "bucket").collect())
+
+    def quantiles(ci: int, n: int):
+        h = hist.filter(pl.col("ci") == ci)
+        b, c = h["bucket"].to_numpy(), h["count"].to_numpy()
+        if int(c.sum()) != n:
+            raise ValueError(f"{results.path}: delay_hist holds {int(c.sum())} packets for curve "
+                             f"{ci} but flowstats {n}; inconsistent results directory")
+        return tuple((hist_percentile_bucket(b, c, q) + 0.5) * w for q in (50, 95))
+
+    return sent, tot, slots, quantiles
+
+
+def _lookup(df: pl.DataFrame, ci: int, col: str, default=None):
+    row = df.filter(pl.col("ci") == ci)
+    return default if row.height == 0 else row[col][0]
+
+
+def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
+            subset_fields: Sequence[str] | None = None, *, mode: str = "auto",
+            stat_mode: str = "whole-duration") -> Analysis:
+    """CoCo-Beholder's metrics of ``results`` for one grouping at aggregation interval ``interval`` s.
+
+    ``mode``: ``auto`` (packets if recorded, else aggregate), ``packets`` or ``aggregate``.
+    ``stat_mode``: ``whole-duration`` (CoCo-Beholder's statistics, default) or ``slot-mean``
+    (the thesis' "paper-style" statistics, §8.5: means over slots of R_c(k), D_c(k), J(k)).
+    """
+    if stat_mode not in STAT_MODES:
+        raise ValueError(f"unknown stat_mode {stat_mode!r}; valid: {', '.join(STAT_MODES)}")
+    mode = _resolve_mode(results, mode)
+    I_ns = _interval_ns(interval)
+    I_s = I_ns / 1e9
+    exp = results.experiment
+    g = make_grouping(exp["flows"], grouping, subset_fields)
+    cmap = _curve_map(g)
+    gather = _gather_packets if mode == "packets" else _gather_aggregate
+    sent, tot, slots, quantiles = gather(results, cmap, I_ns)
+
+    stats: list[CurveStats] = []
+    for ci, c in enumerate(g.curves):
+        bytes_sent = int(_lookup(sent, ci, "bytes_sent", 0) or 0)
+        start = _lookup(tot, ci, "start_ns")
+        n = int(_lookup(tot, ci, "delivered_pkts", 0) or 0)
+        if start is None or n == 0:
+            st = CurveStats(c, None, None, 0, 0, 0, bytes_sent, bytes_sent, None, None)
+        else:
+            dbytes = int(_lookup(tot, ci, "delivered_bytes"))
+            med, p95 = quantiles(ci, n)
+            st = CurveStats(c, int(start), int(_lookup(tot, ci, "end_ns")), dbytes, n,
+                            int(_lookup(tot, ci, "delay_sum_ns")), bytes_sent,
+                            bytes_sent - dbytes, med, p95)
+        stats.append(st)
+
+    # Slots: K = ceil(max end / I), except that a last arrival exactly on a slot boundary opens
+    # slot end/I (CoCo-Beholder would index past its array there): K = floor(max end / I) + 1.
+    ends = [s.end_ns for s in stats if s.end_ns is not None]
+    K = (max(ends) // I_ns + 1) if ends else 0
+
+    # Per-interval rates and delays on active slots.
+    C = len(g.curves)
+    rates = np.full((C, K), np.nan)
+    rows = []
+    for ci, st in enumerate(stats):
+        if st.start_ns is None:
+            continue
+        k0, k1 = st.start_ns // I_ns, st.end_ns // I_ns
+        ks = np.arange(k0, k1 + 1, dtype=np.int64)
+        sl = slots.filter(pl.col("ci") == ci).sort("slot")
+        b = np.zeros(ks.shape[0], dtype=np.int64)
+        p = np.zeros_like(b)
+        d = np.zeros_like(b)
+        idx = sl["slot"].to_numpy() - k0
+        b[idx] = sl["bytes"].to_numpy()
+        p[idx] = sl["packets"].to_numpy()
+        d[idx] = sl["delay_sum_ns"].to_numpy()
+        r = b * 8 / (I_s * 1e6)
+        rates[ci, k0:k1 + 1] = r
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dm = np.where(p > 0, d / np.maximum(p, 1) / 1e6, np.nan)
+        rows.append(pl.DataFrame({
+            "curve": [st.curve.label] * ks.shape[0], "slot": ks, "t_s": ks * I_s,
+            "bytes": b, "packets": p, "rate_mbps": r,
+            "delay_ms": pl.Series(dm, nan_to_null=True)}))
+    per_interval_schema = {"curve": pl.String, "slot": pl.Int64, "t_s": pl.Float64,
+                           "bytes": pl.Int64, "packets": pl.Int64, "rate_mbps": pl.Float64,
+                           "delay_ms": pl.Float64}
+    per_interval = (pl.concat(rows) if rows else pl.DataFrame(schema=per_interval_schema))
+    per_interval = per_interval.cast(per_interval_schema)
+
+    # Per-interval Jain's index over the curves active in each slot (sequential sums, as CoCo).
+    n_act = np.zeros(K, dtype=np.int64)
+    s1 = np.zeros(K)
+    s2 = np.zeros(K)
+    for ci in range(C):
+        act = ~np.isnan(rates[ci])
+        n_act += act
+        s1 += np.where(act, rates[ci], 0.0)
+        s2 += np.where(act, rates[ci] ** 2, 0.0)
+    ok = (n_act > 0) & (s2 != 0.0)
+    ks = np.nonzero(ok)[0].astype(np.int64)
+    jain = pl.DataFrame({"slot": ks, "t_s": ks * I_s, "n_curves": n_act[ok],
+                         "jain": s1[ok] ** 2 / (n_act[ok].astype(np.float64) * s2[ok])},
+                        schema={"slot": pl.Int64, "t_s": pl.Float64, "n_curves": pl.Int64,
+                                "jain": pl.Float64})
+
+    # Whole-duration statistics.
+    summ = []
+    for ci, st in enumerate(stats):
+        avg = None
+        if st.start_ns is not None and st.end_ns - st.start_ns >= MIN_DURATION_NS:
+            avg = (st.delivered_bytes * 8) / (((st.end_ns - st.start_ns) / 1e9) * 1e6)
+        mean = (st.delay_sum_ns / st.delivered_pkts / 1e6) if st.delivered_pkts else None
+        avg_delay = mean
+        if stat_mode == "slot-mean" and st.start_ns is not None:
+            pi = per_interval.filter(pl.col("curve") == st.curve.label)
+            avg = float(pi["rate_mbps"].mean())
+            avg_delay = pi["delay_ms"].drop_nulls().mean()
+        loss = (st.bytes_lost / st.bytes_sent * 100.0) if st.bytes_sent != 0 else None
+        summ.append({
+            "curve": st.curve.label, "flows": list(st.curve.flows), "packets": st.delivered_pkts,
+            "avg_tput_mbps": avg, "avg_delay_ms": avg_delay, "mean_delay_ms": mean,
+            "median_delay_ms": None if st.median_ns is None else st.median_ns / 1e6,
+            "p95_delay_ms": None if st.p95_ns is None else st.p95_ns / 1e6,
+            "loss_pct": loss, "bytes_sent": st.bytes_sent, "bytes_lost": st.bytes_lost,
+            "start_s": None if st.start_ns is None else st.start_ns / 1e9,
+            "end_s": None if st.end_ns is None else st.end_ns / 1e9})
+    summary = pl.DataFrame(summ, schema={
+        "curve": pl.String, "flows": pl.List(pl.Int64), "packets": pl.Int64,
+        "avg_tput_mbps": pl.Float64, "avg_delay_ms": pl.Float64, "mean_delay_ms": pl.Float64, "median_delay_ms": pl.Float64,
+        "p95_delay_ms": pl.Float64, "loss_pct": pl.Float64, "bytes_sent": pl.Int64,
+        "bytes_lost": pl.Int64, "start_s": pl.Float64, "end_s": pl.Float64})
+    if stat_mode == "slot-mean":
+        overall = float(jain["jain"].mean()) if jain.height else None
+    else:
+        overall = jain_index([r["avg_tput_mbps"] for r in summ if r["avg_tput_mbps"] is not None])
+
+    return Analysis(grouping=g, interval=interval, interval_ns=I_ns, mode=mode,
+                    stat_mode=stat_mode, n_slots=int(K), per_interval=per_interval, jain=jain,
+                    summary=summary, overall_jain=overall, curve_stats=stats, _results=results)
