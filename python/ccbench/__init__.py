@@ -1,0 +1,5 @@
+"""ccbench: describe a congestion-control experiment once, run it, get metrics and plots."""
+from .api import __version__, analyze, load_experiment, plot, run, schemes
+from .results import Results, load
+
+__all__ = ["__version__", "analyze", "load", "load_experiment", "plot", "run", "schemes", "Results"]

@@ -1,0 +1,39 @@
+# ccbench: every set-up step lives here. `make demo` and `make test` work on a fresh machine
+# with Python 3.10+, a Rust toolchain (cargo) and network access to PyPI and crates.io.
+
+VENV    := $(CURDIR)/.venv
+PY      := $(VENV)/bin/python
+STAMPS  := $(CURDIR)/.stamps
+export VIRTUAL_ENV := $(VENV)
+export PATH := $(VENV)/bin:$(PATH)
+
+.PHONY: demo test build setup rust-test py-test bench clean-results
+
+demo: build
+	$(PY) -m ccbench run examples/quickstart.yaml -o results/quickstart
+
+test: build rust-test py-test
+
+setup: $(STAMPS)/deps
+
+$(STAMPS)/deps: requirements.txt
+	@command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs) first"; exit 1; }
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@mkdir -p $(STAMPS) && touch $@
+
+# Builds the Rust core into the venv (incremental: a no-op when nothing changed).
+build: setup
+	$(VENV)/bin/maturin develop --release --quiet
+
+rust-test:
+	cargo test --release --workspace --exclude ccbench-py
+
+py-test:
+	$(PY) -m pytest -q
+
+bench: build
+	$(PY) benches/run.py
+
+clean-results:
+	rm -rf results

@@ -1,0 +1,139 @@
+//! The resolved experiment as the backend receives it (see docs/architecture.md).
+//! Produced by `ccbench.config`; every value here is already validated and in base units.
+
+use netmodel::LinkConfig;
+use serde::Deserialize;
+
+use crate::tcp::TcpConfig;
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Experiment {
+    pub duration_ns: u64,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default = "default_mss")]
+    pub mss: u32,
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval_ns: u64,
+    #[serde(default = "default_true")]
+    pub record_packets: bool,
+    #[serde(default = "default_hist_bucket")]
+    pub hist_bucket_ns: u64,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    #[serde(default)]
+    pub nodes: Vec<Node>,
+    pub links: Vec<LinkConfig>,
+    #[serde(default)]
+    pub bottleneck_links: Vec<u32>,
+    pub flows: Vec<FlowConfig>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Node {
+    pub name: String,
+    #[serde(default)]
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct FlowConfig {
+    pub id: u32,
+    #[serde(default)]
+    pub label: String,
+    pub scheme: String,
+    #[serde(default)]
+    pub params: serde_json::Value,
+    #[serde(default)]
+    pub src: String,
+    #[serde(default)]
+    pub dst: String,
+    pub start_ns: u64,
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    /// Finite flow: application bytes to send; `None` = bulk until stopped.
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// Link ids crossed by data, in order.
+    pub path: Vec<u32>,
+    /// Link ids crossed by ACKs, in order.
+    pub rev_path: Vec<u32>,
+}
+
+fn default_mss() -> u32 {
+    1448
+}
+fn default_sample_interval() -> u64 {
+    10_000_000
+}
+fn default_true() -> bool {
+    true
+}
+fn default_hist_bucket() -> u64 {
+    10_000
+}
+
+impl Experiment {
+    pub fn from_json(s: &str) -> Result<Self, String> {
+        let mut e: Experiment =
+            serde_json::from_str(s).map_err(|e| format!("resolved experiment: {e}"))?;
+        e.tcp.mss = e.mss;
+        e.validate()?;
+        Ok(e)
+    }
+
+    /// Structural checks the config layer should already guarantee; they protect the event
+    /// loop from indexing errors when the backend is driven directly.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.duration_ns == 0 {
+            return Err("duration_ns must be > 0".into());
+        }
+        if self.sample_interval_ns == 0 || self.hist_bucket_ns == 0 {
+            return Err("sample_interval_ns and hist_bucket_ns must be > 0".into());
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            if l.id as usize != i {
+                return Err(format!("links[{i}].id is {} (ids must equal positions)", l.id));
+            }
+            if l.rate_bps == Some(0) {
+                return Err(format!("links[{i}].rate_bps is 0 (use null for unlimited)"));
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.id as usize != i {
+                return Err(format!("flows[{i}].id is {} (ids must equal positions)", f.id));
+            }
+            for (what, path) in [("path", &f.path), ("rev_path", &f.rev_path)] {
+                if path.is_empty() {
+                    return Err(format!("flows[{i}].{what} is empty"));
+                }
+                for w in path.windows(2) {
+                    let (a, b) = (w[0] as usize, w[1] as usize);
+                    if a >= self.links.len() || b >= self.links.len() {
+                        return Err(format!("flows[{i}].{what} names an unknown link"));
+                    }
+                    if self.links[a].dst != self.links[b].src {
+                        return Err(format!(
+                            "flows[{i}].{what}: link {} ends at {} but link {} starts at {}",
+                            a, self.links[a].dst, b, self.links[b].src
+                        ));
+                    }
+                }
+                if path.iter().any(|&l| l as usize >= self.links.len()) {
+                    return Err(format!("flows[{i}].{what} names an unknown link"));
+                }
+            }
+            if let Some(stop) = f.stop_ns {
+                if stop <= f.start_ns {
+                    return Err(format!("flows[{i}].stop_ns must be after start_ns"));
+                }
+            }
+        }
+        for &b in &self.bottleneck_links {
+            if b as usize >= self.links.len() {
+                return Err(format!("bottleneck link {b} does not exist"));
+            }
+        }
+        Ok(())
+    }
+}

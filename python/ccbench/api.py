@@ -1,0 +1,127 @@
+"""The importable steps behind the CLI: load an experiment, run it, analyse and plot results.
+
+    import ccbench
+    exp = ccbench.load_experiment("examples/quickstart.yaml")
+    res = ccbench.run(exp, "results/quickstart")      # → ccbench.Results (polars DataFrames)
+    an = ccbench.analyze(res, "per-scheme", interval=0.5)
+    ccbench.plot(res)
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import platform
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from . import config as _config
+from .results import Results, load
+from .results.writer import write_results
+
+__version__ = "0.1.0"
+
+
+def _read_yaml(path: Path):
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError:
+        return None  # the config layer reports syntax errors with line numbers
+
+
+def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | None = None,
+                    lenient: bool = False) -> dict:
+    """Resolve an experiment file: native ccbench YAML, or a CoCo-Beholder layout file (a
+    top-level list of flow groups) with the central link given by `coco` options
+    (base, delta, step, jitter, runtime, rate, max_delay_us, queue, first_queue, second_queue)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"experiment file {path} does not exist")
+    doc = _read_yaml(path)
+    if isinstance(doc, list):
+        opts = dict(coco or {})
+        if seed is not None:
+            opts["seed"] = seed
+        return _config.load_coco(path, lenient=lenient, **opts)
+    if coco:
+        raise _config.ConfigError("<command line>", None,
+                                  "CoCo-Beholder central-link options apply only to layout files "
+                                  "(a top-level list of flow groups)")
+    return _config.load(path, seed=seed)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
+                             capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
+        seed: int | None = None, packets: bool | None = None, progress=False,
+        overwrite: bool = True, source: str | None = None) -> Results:
+    """Run an experiment on the simulator and write its results directory.
+
+    `experiment` is a resolved experiment dict or a path to an experiment file. `seed` and
+    `packets` override the file's values. Returns the loaded `Results`."""
+    from .backends import sim as _sim
+
+    if not isinstance(experiment, dict):
+        source = source or str(experiment)
+        experiment = load_experiment(experiment, seed=seed)
+    exp = dict(experiment)
+    if seed is not None:
+        exp["seed"] = int(seed)
+    if packets is not None:
+        exp["record_packets"] = bool(packets)
+    if out_dir is None:
+        stem = Path(source).stem if source else "experiment"
+        out_dir = Path("results") / stem
+    tables, stats, wall = _sim.simulate(exp, progress=progress)
+    from . import _core
+    meta = {
+        "ccbench_version": __version__,
+        "core_version": _core.__version__,
+        "backend": "sim",
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "source": source,
+        "experiment": exp,
+        "experiment_sha256": hashlib.sha256(
+            __import__("json").dumps(exp, sort_keys=True).encode()).hexdigest(),
+        "seed": exp.get("seed"),
+        "wall_time_s": wall,
+        "sim": stats,
+        "host": {"python": platform.python_version(), "platform": platform.platform()},
+        "git_commit": _git_commit(),
+    }
+    path = write_results(out_dir, tables, meta, overwrite=overwrite)
+    return load(path)
+
+
+def analyze(results: Results | str | Path, grouping: str = "per-flow", interval: float = 0.5,
+            subset_fields=None):
+    """Metrics of a run for one grouping (see docs/metrics.md)."""
+    from . import analysis
+    if not isinstance(results, Results):
+        results = load(results)
+    return analysis.analyze(results, grouping=grouping, interval=interval, subset_fields=subset_fields)
+
+
+def plot(results: Results | str | Path, out_dir: str | Path | None = None, *,
+         groupings=("per-flow", "total", "per-scheme", "per-direction", "per-scheme-direction"),
+         interval: float = 0.5, fmt: str = "png"):
+    """Write the plots and statistics files of a run (default: <results>/plots)."""
+    from . import plots
+    if not isinstance(results, Results):
+        results = load(results)
+    out_dir = Path(out_dir) if out_dir else results.path / "plots"
+    return plots.plot_all(results, out_dir, groupings=groupings, interval=interval, fmt=fmt)
+
+
+def schemes() -> list[dict]:
+    """The simulator's congestion-control catalogue."""
+    from . import _core
+    return _core.schemes()

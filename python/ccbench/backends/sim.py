@@ -1,0 +1,73 @@
+"""The simulator backend: resolved experiment → Rust event loop → Parquet tables."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+import polars as pl
+
+from .. import _core
+
+_DTYPES = {"u8": np.uint8, "u32": np.uint32, "u64": np.uint64, "i32": np.int32,
+           "i64": np.int64, "f64": np.float64, "bool": np.uint8}
+NULL_I64 = np.iinfo(np.int64).min
+
+
+def _column(name: str, dtype: str, buf: bytes, cats) -> pl.Series:
+    if dtype == "cat":
+        codes = np.frombuffer(buf, dtype=np.uint8)
+        return pl.Series(name, np.asarray(cats, dtype=object)[codes].astype(str), dtype=pl.String)
+    arr = np.frombuffer(buf, dtype=_DTYPES[dtype])
+    if dtype == "bool":
+        return pl.Series(name, arr.astype(bool))
+    if dtype == "f64":
+        return pl.Series(name, arr, nan_to_null=True)
+    s = pl.Series(name, arr)
+    if dtype == "i64" and (arr == NULL_I64).any():
+        s = s.to_frame().select(
+            pl.when(pl.col(name) == NULL_I64).then(None).otherwise(pl.col(name)).alias(name)
+        ).to_series()
+    if dtype == "i32" and name == "drop_link":
+        s = s.to_frame().select(
+            pl.when(pl.col(name) < 0).then(None).otherwise(pl.col(name)).alias(name)
+        ).to_series()
+    return s
+
+
+def _progress_printer(stream=sys.stderr) -> Callable[[int, int], None]:
+    """A progress bar that appears only once a run has taken more than a second."""
+    t0 = time.monotonic()
+    shown = [False]
+
+    def cb(now_ns: int, end_ns: int) -> None:
+        elapsed = time.monotonic() - t0
+        if elapsed < 1.0 and not shown[0]:
+            return
+        shown[0] = True
+        frac = min(1.0, now_ns / end_ns) if end_ns else 1.0
+        width = 30
+        fill = int(frac * width)
+        eta = elapsed / frac - elapsed if frac > 0 else 0.0
+        stream.write(f"\r  simulating [{'#' * fill}{'.' * (width - fill)}] {frac * 100:5.1f}%  "
+                     f"{now_ns / 1e9:7.2f}/{end_ns / 1e9:.2f} s  eta {eta:5.1f} s")
+        if frac >= 1.0:
+            stream.write("\n")
+        stream.flush()
+
+    return cb
+
+
+def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = False):
+    """Run a resolved experiment; returns ({table: DataFrame}, stats dict, wall seconds)."""
+    cb = _progress_printer() if progress is True else (progress or None)
+    text = json.dumps(experiment, sort_keys=True)
+    t0 = time.perf_counter()
+    out = _core.run_sim(text, cb)
+    wall = time.perf_counter() - t0
+    tables = {}
+    for name, cols in out["tables"].items():
+        tables[name] = pl.DataFrame([_column(*c) for c in cols])
+    return tables, json.loads(out["stats"]), wall

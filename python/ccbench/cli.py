@@ -1,0 +1,217 @@
+"""`ccbench` command line: a thin layer over ccbench.api."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+GROUPINGS = ("per-flow", "total", "per-scheme", "per-direction", "per-scheme-direction")
+
+
+def _coco_opts(a) -> dict:
+    opts = {}
+    for key in ("base", "delta", "step", "jitter"):
+        v = getattr(a, key)
+        if v is not None:
+            opts[key] = v
+    if a.runtime is not None:
+        opts["runtime"] = a.runtime
+    if a.rate is not None:
+        opts["rate"] = a.rate
+    if a.max_delay is not None:
+        opts["max_delay_us"] = a.max_delay
+    if a.queues is not None:
+        opts["queue"] = a.queues
+    if a.first_queue is not None:
+        opts["first_queue"] = a.first_queue
+    if a.second_queue is not None:
+        opts["second_queue"] = a.second_queue
+    return opts
+
+
+def _add_coco_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("CoCo-Beholder layout files (central link, as its run.py)")
+    g.add_argument("--base", help="initial central one-way delay (time string, default 0ms)")
+    g.add_argument("--delta", help="period between delay changes (variable delay: not yet supported)")
+    g.add_argument("--step", help="delay change per period (variable delay: not yet supported)")
+    g.add_argument("--jitter", help="central jitter (not yet supported)")
+    g.add_argument("-t", "--runtime", type=int, help="runtime in seconds (default 30)")
+    g.add_argument("-r", "--rate", type=float, help="central rate in Mbit/s (default 100; 0 = unlimited)")
+    g.add_argument("-m", "--max-delay", type=int, help="maximum delay in µs")
+    q = g.add_mutually_exclusive_group()
+    q.add_argument("-q", "--queues", type=int, help="both central queues, packets")
+    g.add_argument("-q1", "--first-queue", type=int, help="r1's central queue (left→right), packets")
+    g.add_argument("-q2", "--second-queue", type=int, help="r2's central queue (right→left), packets")
+    g.add_argument("--lenient", action="store_true", help="ignore unknown keys in a CoCo layout")
+
+
+def _load(a):
+    from . import api
+    coco = _coco_opts(a)
+    return api.load_experiment(a.file, seed=a.seed, coco=coco or None, lenient=a.lenient)
+
+
+def _summary_table(results, interval: float) -> str:
+    from . import analysis
+    an = analysis.analyze(results, grouping="per-flow", interval=interval)
+    tot = analysis.analyze(results, grouping="total", interval=interval)
+    rows = list(an.summary.iter_rows(named=True)) + list(tot.summary.iter_rows(named=True))
+
+    def f(v, spec=".2f"):
+        return "N/A" if v is None else format(v, spec)
+
+    w = max([len("curve")] + [len(str(r["curve"])) for r in rows])
+    head = f"{'curve':<{w}}  {'tput Mbit/s':>11}  {'mean ms':>8}  {'p95 ms':>8}  {'loss %':>7}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{str(r['curve']):<{w}}  {f(r['avg_tput_mbps']):>11}  {f(r['mean_delay_ms']):>8}  "
+                     f"{f(r['p95_delay_ms']):>8}  {f(r['loss_pct'], '.3f'):>7}")
+    if an.overall_jain is not None:
+        lines.append(f"Jain's index over flows: {an.overall_jain:.4f}")
+    try:
+        ps = analysis.pantheon_summary(results)
+        if "utilization_pct" in ps.columns:
+            u = ps.filter(ps["flow"] == "all")["utilization_pct"] if "flow" in ps.columns else None
+            if u is not None and len(u) and u[0] is not None:
+                lines.append(f"Bottleneck utilisation: {u[0]:.2f} %")
+    except Exception:  # the summary table must not hide a finished run
+        pass
+    return "\n".join(lines)
+
+
+def cmd_run(a) -> int:
+    from . import api
+    exp = _load(a)
+    out = Path(a.output) if a.output else Path("results") / Path(a.file).stem
+    res = api.run(exp, out, packets=False if a.no_packets else None, progress=not a.quiet,
+                  source=str(a.file))
+    wall = res.meta["wall_time_s"]
+    dur = res.experiment["duration_ns"] / 1e9
+    print(f"ran {a.file} on the simulator: {dur:g} s simulated in {wall:.2f} s "
+          f"({res.meta['sim']['events']:,} events) → {res.path}")
+    if not a.no_plots:
+        files = api.plot(res, interval=a.interval)
+        print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}")
+    print()
+    print(_summary_table(res, a.interval))
+    return 0
+
+
+def cmd_plot(a) -> int:
+    from . import api
+    types = GROUPINGS if a.type == "all" else (a.type,)
+    files = api.plot(a.dir, a.output, groupings=types, interval=a.interval, fmt=a.format)
+    for f in files:
+        print(f)
+    return 0
+
+
+def cmd_stats(a) -> int:
+    from . import analysis
+    from .results import load
+    res = load(a.dir)
+    types = GROUPINGS if a.type == "all" else (a.type,)
+    for t in types:
+        an = analysis.analyze(res, grouping=t, interval=a.interval)
+        print(f"######## {t} ########")
+        print(analysis.stats_text(an))
+    print("######## Pantheon summary ########")
+    print(analysis.pantheon_summary(res))
+    return 0
+
+
+def cmd_schemes(a) -> int:
+    from . import api
+    schemes = api.schemes()
+    if a.json:
+        print(json.dumps(schemes, indent=2))
+        return 0
+    for s in schemes:
+        print(f"{s['name']:<12} {s['description']}")
+        print(f"{'':<12} source: {s['source']}")
+        for p in s["params"]:
+            print(f"{'':<14}{p['name']} = {p['default']:g}   {p['doc']}")
+    return 0
+
+
+def cmd_validate(a) -> int:
+    from . import config
+    try:
+        _load(a)
+    except config.ConfigErrors as errs:
+        for e in errs.errors:
+            print(f"{a.file}: {e}", file=sys.stderr)
+        return 1
+    except config.ConfigError as e:
+        print(f"{a.file}: {e}", file=sys.stderr)
+        return 1
+    print(f"{a.file}: OK")
+    return 0
+
+
+def cmd_resolve(a) -> int:
+    print(json.dumps(_load(a), indent=2, sort_keys=True))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ccbench", description="Congestion-control experiments: "
+                                "simulate, measure, plot.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("run", help="run an experiment file, write results, statistics and plots")
+    r.add_argument("file")
+    r.add_argument("-o", "--output", help="results directory (default results/<file stem>)")
+    r.add_argument("--seed", type=int, help="override the experiment's seed")
+    r.add_argument("--no-packets", action="store_true",
+                   help="no per-packet records (metrics come from per-interval aggregates)")
+    r.add_argument("--no-plots", action="store_true", help="skip plots and statistics files")
+    r.add_argument("-i", "--interval", type=float, default=0.5, help="aggregation interval, s")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_coco_args(r)
+    r.set_defaults(fn=cmd_run)
+
+    pl_ = sub.add_parser("plot", help="plots and statistics files of a results directory")
+    pl_.add_argument("dir")
+    pl_.add_argument("--type", default="all", choices=GROUPINGS + ("all",))
+    pl_.add_argument("-i", "--interval", type=float, default=0.5)
+    pl_.add_argument("-o", "--output", help="output directory (default DIR/plots)")
+    pl_.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
+    pl_.set_defaults(fn=cmd_plot)
+
+    s = sub.add_parser("stats", help="print the statistics of a results directory")
+    s.add_argument("dir")
+    s.add_argument("--type", default="per-flow", choices=GROUPINGS + ("all",))
+    s.add_argument("-i", "--interval", type=float, default=0.5)
+    s.set_defaults(fn=cmd_stats)
+
+    sc = sub.add_parser("schemes", help="list the congestion-control algorithms")
+    sc.add_argument("--json", action="store_true")
+    sc.set_defaults(fn=cmd_schemes)
+
+    for name, fn, hlp in (("validate", cmd_validate, "check an experiment file"),
+                          ("resolve", cmd_resolve, "print the resolved experiment as JSON")):
+        v = sub.add_parser(name, help=hlp)
+        v.add_argument("file")
+        v.add_argument("--seed", type=int)
+        _add_coco_args(v)
+        v.set_defaults(fn=fn)
+    return p
+
+
+def main(argv=None) -> int:
+    from . import config
+    a = build_parser().parse_args(argv)
+    try:
+        return a.fn(a)
+    except config.ConfigErrors as errs:
+        for e in errs.errors:
+            print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (config.ConfigError, FileNotFoundError, FileExistsError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted; nothing was written", file=sys.stderr)
+        return 130
