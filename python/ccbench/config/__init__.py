@@ -1,0 +1,147 @@
+"""Experiment files -> a fully resolved experiment dict (docs/architecture.md, "Resolved
+experiment"; user reference: docs/experiment-file.md).
+
+Public API::
+
+    resolve(doc, *, seed=None, source="<string>", schemes=None) -> dict
+    load(path, *, seed=None, schemes=None) -> dict
+    load_coco(layout_path, *, base="0ms", delta=None, step="0ms", jitter=None, runtime=30,
+              rate=100.0, max_delay_us=100_000_000, seed=None, queue=None,
+              first_queue=1000, second_queue=1000, lenient=False, schemes=None) -> dict
+    resolve_coco(layout, **same keywords as load_coco) -> dict
+    validate(path, *, schemes=None, **coco keywords) -> list[ConfigError]
+    is_coco_layout(doc) -> bool
+    known_schemes() -> list[dict] | None
+
+All failures raise :class:`ConfigErrors` (a :class:`ConfigError`, itself a ``ValueError``)
+carrying every problem found, before anything runs.
+
+``schemes`` is the scheme registry to validate names and parameters against (the shape of
+``ccbench._core.schemes()``: a list of ``{"name", "params": [{"name", "default", ...}]}``;
+plain names or a ``{name: [param names]}`` mapping also work). ``None`` uses
+``ccbench._core.schemes()`` when the extension is built and skips the check otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .coco import is_coco_layout, parse_coco
+from .errors import Collector, ConfigError, ConfigErrors, NotSupportedError
+from .model import HEADER_BYTES, SCHEMA_VERSION, bdp_packets, build
+from .native import parse_native
+from .schemes import Registry, known_schemes
+from .units import parse_queue, parse_rate, parse_time
+from .yamlsrc import Source, parse_yaml, read_yaml
+
+__all__ = ["resolve", "load", "load_coco", "resolve_coco", "validate", "is_coco_layout",
+           "known_schemes", "ConfigError", "ConfigErrors", "NotSupportedError",
+           "SCHEMA_VERSION", "HEADER_BYTES", "parse_rate", "parse_time", "parse_queue",
+           "bdp_packets"]
+
+
+def _registry(schemes: Any) -> Registry | None:
+    if schemes is None:
+        schemes = known_schemes()
+    return None if schemes is None else Registry(schemes)
+
+
+def _finish(src: Source, errs: Collector, fn):
+    """Run ``fn`` (which may raise ConfigErrors), merge with collected errors, add lines."""
+    result = None
+    if not errs:
+        try:
+            result = fn()
+        except ConfigError as e:
+            errs.add(e)
+    if errs:
+        raise src.locate(ConfigErrors(errs.errors))
+    return result
+
+
+def _resolve_source(src: Source, *, seed: int | None, schemes: Any) -> dict:
+    errs = Collector()
+    if is_coco_layout(src.data):
+        errs.error((), "this is a CoCo-Beholder layout (a top-level list of flow groups)",
+                   "import it with load_coco()/resolve_coco() (CoCo-Beholder run.py "
+                   "arguments: base, delta, step, --rate, --runtime, ...), or write a native "
+                   "experiment with duration: and flows:")
+        raise src.locate(ConfigErrors(errs.errors))
+    parsed = parse_native(src.data, seed=seed, registry=_registry(schemes), errs=errs)
+    return _finish(src, errs, lambda: build(*parsed))
+
+
+def resolve(doc: Any, *, seed: int | None = None, source: str = "<string>",
+            schemes: Any = None) -> dict:
+    """Resolve a native experiment document (the dict ``yaml.safe_load`` gives, or YAML
+    text) into the resolved-experiment dict. ``seed`` overrides the document's seed;
+    ``source`` names the document in error messages."""
+    src = parse_yaml(doc, source) if isinstance(doc, str) else Source(doc, source)
+    return _resolve_source(src, seed=seed, schemes=schemes)
+
+
+def load(path: str | os.PathLike, *, seed: int | None = None, schemes: Any = None) -> dict:
+    """Read and resolve a native experiment file. Errors carry the file name and line."""
+    return _resolve_source(read_yaml(path), seed=seed, schemes=schemes)
+
+
+def _coco_from_source(src: Source, *, schemes: Any = None, **kwargs) -> dict:
+    errs = Collector()
+    parsed = parse_coco(src.data, registry=_registry(schemes), errs=errs, **kwargs)
+    return _finish(src, errs, lambda: build(*parsed))
+
+
+def resolve_coco(layout: Any, *, base: Any = "0ms", delta: Any = None, step: Any = "0ms",
+                 jitter: Any = None, runtime: float = 30, rate: float = 100.0,
+                 max_delay_us: int = 100_000_000, seed: int | None = None,
+                 queue: int | None = None, first_queue: int = 1000, second_queue: int = 1000,
+                 lenient: bool = False, schemes: Any = None, source: str = "<layout>") -> dict:
+    """Resolve an already-parsed CoCo-Beholder layout (a list of flow groups) with the
+    central link given as CoCo-Beholder's ``run.py`` arguments."""
+    src = parse_yaml(layout, source) if isinstance(layout, str) else Source(layout, source)
+    return _coco_from_source(src, schemes=schemes, base=base, delta=delta, step=step,
+                             jitter=jitter, runtime=runtime, rate=rate,
+                             max_delay_us=max_delay_us, seed=seed, queue=queue,
+                             first_queue=first_queue, second_queue=second_queue,
+                             lenient=lenient)
+
+
+def load_coco(layout_path: str | os.PathLike, *, base: Any = "0ms", delta: Any = None,
+              step: Any = "0ms", jitter: Any = None, runtime: float = 30, rate: float = 100.0,
+              max_delay_us: int = 100_000_000, seed: int | None = None,
+              queue: int | None = None, first_queue: int = 1000, second_queue: int = 1000,
+              lenient: bool = False, schemes: Any = None) -> dict:
+    """Read a CoCo-Beholder ``layout.yml`` unchanged and resolve it.
+
+    Keywords mirror ``run.py``: ``base``/``delta``/``step``/``jitter`` are CoCo time strings
+    (``N``=ms, ``Nus``, ``Nms``, ``Ns``); ``runtime`` seconds (-t); ``rate`` Mbit/s, 0 =
+    unlimited (-r); ``max_delay_us`` (-m); ``seed`` (-s); ``queue`` (-q, sets both central
+    queues, exclusive with ``first_queue``/``second_queue`` = -q1/-q2). ``delta`` absent or
+    >= runtime means a constant delay."""
+    return _coco_from_source(read_yaml(layout_path), schemes=schemes, base=base, delta=delta,
+                             step=step, jitter=jitter, runtime=runtime, rate=rate,
+                             max_delay_us=max_delay_us, seed=seed, queue=queue,
+                             first_queue=first_queue, second_queue=second_queue,
+                             lenient=lenient)
+
+
+def validate(path: str | os.PathLike, *, schemes: Any = None, coco: bool | None = None,
+             **coco_kwargs) -> list[ConfigError]:
+    """All problems of an experiment file, as a list (empty = valid). A file whose top level
+    is a list is checked as a CoCo-Beholder layout (``coco=None`` auto-detects) with the
+    ``load_coco`` keywords given."""
+    try:
+        src = read_yaml(path)
+        if coco or (coco is None and is_coco_layout(src.data)):
+            _coco_from_source(src, schemes=schemes, **coco_kwargs)
+        else:
+            if coco_kwargs:
+                raise TypeError(f"CoCo-Beholder arguments given for a native file: "
+                                f"{sorted(coco_kwargs)}")
+            _resolve_source(src, seed=None, schemes=schemes)
+    except ConfigErrors as e:
+        return list(e.errors)
+    except ConfigError as e:  # pragma: no cover - everything is wrapped in ConfigErrors
+        return [e]
+    return []

@@ -1,0 +1,379 @@
+"""The native ccbench experiment file (see docs/experiment-file.md)."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from .errors import Collector, ConfigError, NotSupportedError, show
+from .model import DEFAULT_QUEUE, DEFAULT_TCP, GroupSpec, LinkSpec, RunSpec, build
+from .schemes import Registry
+from .units import (QueueLimit, U64_MAX, parse_bool, parse_int, parse_payload_size,
+                    parse_queue, parse_rate, parse_time)
+
+MS = 10**6
+SEC = 10**9
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key of a mapping: canonical name, aliases, and whether it is required."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    required: bool = False
+
+
+TOP_KEYS = [Key("duration", required=True), Key("seed"), Key("mss"),
+            Key("sample-interval"), Key("packets", ("record-packets",)),
+            Key("hist-bucket"), Key("bdp-rtt"), Key("tcp"), Key("central"),
+            Key("flows", required=True)]
+TOP_RESERVED = {"sweep": "parameter sweeps", "repeat": "repetitions",
+                "expect": "expectations on results", "topology": "topologies other than "
+                "the dumbbell"}
+TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
+            Key("initial-rto")]
+CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",))]
+LINK_RESERVED = {"jitter": "delay jitter", "loss": "random loss",
+                 "trace": "trace-driven links", "aqm": "queue disciplines other than droptail",
+                 "ecn": "ECN marking"}
+QUEUE_SIDE_KEYS = [Key("left"), Key("right")]
+GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
+              Key("flows", ("count",)), Key("direction"), Key("start"),
+              Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
+              Key("left-rate"), Key("left-delay"), Key("left-queue", ("left-queues",)),
+              Key("right-rate"), Key("right-delay"), Key("right-queue", ("right-queues",))]
+GROUP_RESERVED = {f"{side}-{k}": v for side in ("left", "right")
+                  for k, v in LINK_RESERVED.items()} | {"ecn": "ECN"}
+NO_OP_AQM = {"droptail", "none", "fifo"}
+
+DIRECTIONS = {"->": "->", "right": "->", "rightward": "->",
+              "<-": "<-", "left": "<-", "leftward": "<-"}
+
+
+def canon(key: Any) -> str:
+    return str(key).replace("_", "-")
+
+
+def take(mapping: Any, path: tuple, keys: Sequence[Key], errs: Collector,
+         reserved: Mapping[str, str] = {}, what: str = "a mapping"
+         ) -> dict[str, tuple[Any, tuple]] | None:
+    """Check a mapping's keys: returns canonical name -> (value, path as written).
+
+    Unknown keys get the closest valid one suggested; reserved keys fail as
+    "not yet supported" unless their value is null; missing required keys are reported.
+    ``None`` values count as absent (CoCo-Beholder: absent or null = default)."""
+    if not isinstance(mapping, dict):
+        errs.error(path, f"{show(mapping)} is not {what}",
+                   "expected keys: " + ", ".join(k.name for k in keys), mapping)
+        return None
+    by_alias = {}
+    for k in keys:
+        by_alias[k.name] = k
+        for a in k.aliases:
+            by_alias[a] = k
+    out: dict[str, tuple[Any, tuple]] = {}
+    written: dict[str, str] = {}
+    for raw_key, value in mapping.items():
+        kpath = path + (raw_key,)
+        c = canon(raw_key)
+        if c in reserved:
+            if value is not None and not (c.endswith("aqm") and isinstance(value, str)
+                                          and value.lower() in NO_OP_AQM):
+                errs.add(NotSupportedError(kpath, reserved[c], value))
+            continue
+        if c not in by_alias:
+            valid = sorted(by_alias)
+            close = difflib.get_close_matches(c, valid, n=1, cutoff=0.6)
+            hint = (f'did you mean "{close[0]}"? ' if close else "") + \
+                "valid keys: " + ", ".join(k.name for k in keys)
+            errs.error(kpath, f"unknown key {show(raw_key)}", hint, raw_key)
+            continue
+        k = by_alias[c]
+        if k.name in written:
+            errs.error(kpath, f"{show(raw_key)} repeats {show(written[k.name])}",
+                       "they are the same setting; keep one", raw_key)
+            continue
+        written[k.name] = str(raw_key)
+        if value is None:
+            continue
+        out[k.name] = (value, kpath)
+    for k in keys:
+        if k.required and k.name not in out and k.name not in written:
+            errs.error(path + (k.name,), f"missing required key {show(k.name)}",
+                       _required_hint(k.name), None)
+        elif k.required and k.name not in out:
+            errs.error(path + (written[k.name],), f"{show(k.name)} must not be null",
+                       _required_hint(k.name), None)
+    return out
+
+
+def _required_hint(name: str) -> str:
+    return {"duration": "e.g. duration: 30 (seconds)",
+            "flows": "add a list of flow groups, e.g. flows: [{scheme: cubic}]",
+            "scheme": "e.g. scheme: cubic"}.get(name, "")
+
+
+def _get(d: dict, name: str, fn, errs: Collector, default=None, **kw):
+    if name not in d:
+        return default
+    value, path = d[name]
+    return errs.guard(fn, value, path, default=default, **kw)
+
+
+# ------------------------------------------------------------------------------------ parse
+
+def _parse_delay(value: Any, path: tuple) -> int:
+    if isinstance(value, (dict, list)):
+        raise NotSupportedError(path, "variable delay schedules", value)
+    return parse_time(value, path, bare_ns=MS, what="a delay")
+
+
+def _parse_tcp(d, errs: Collector, mss: int) -> dict:
+    tcp = dict(DEFAULT_TCP)
+    if "tcp" not in d:
+        return tcp
+    value, path = d["tcp"]
+    t = take(value, path, TCP_KEYS, errs)
+    if t is None:
+        return tcp
+    tcp["rwnd_bytes"] = _get(t, "rwnd", parse_payload_size, errs, tcp["rwnd_bytes"], mss=mss,
+                             what="a window size")
+    tcp["init_cwnd"] = _get(t, "init-cwnd", parse_int, errs, tcp["init_cwnd"],
+                            what="a number of packets", minimum=1, maximum=2**31)
+    tcp["delayed_ack"] = _get(t, "delayed-ack", parse_bool, errs, tcp["delayed_ack"])
+    tcp["sack"] = _get(t, "sack", parse_bool, errs, tcp["sack"])
+    tcp["min_rto_ns"] = _get(t, "min-rto", parse_time, errs, tcp["min_rto_ns"], bare_ns=MS,
+                             what="a timeout")
+    tcp["initial_rto_ns"] = _get(t, "initial-rto", parse_time, errs, tcp["initial_rto_ns"],
+                                 bare_ns=MS, what="a timeout")
+    if "initial-rto" in t and tcp["initial_rto_ns"] == 0:
+        errs.error(t["initial-rto"][1], "initial RTO must be > 0", "e.g. 1s",
+                   t["initial-rto"][0])
+    return tcp
+
+
+def _parse_central(d, errs: Collector) -> LinkSpec:
+    spec = LinkSpec(rate_bps=100_000_000, delay_ns=0,
+                    queue_a_path=("central", "queue"), queue_b_path=("central", "queue"))
+    if "central" not in d:
+        return spec
+    value, path = d["central"]
+    c = take(value, path, CENTRAL_KEYS, errs, reserved=LINK_RESERVED)
+    if c is None:
+        return spec
+    if "rate" in c:
+        spec.rate_bps = errs.guard(parse_rate, *c["rate"])
+    spec.delay_ns = _get(c, "delay", _parse_delay, errs, 0)
+    if "queue" in c:
+        qv, qpath = c["queue"]
+        if isinstance(qv, dict):
+            q = take(qv, qpath, QUEUE_SIDE_KEYS, errs,
+                     reserved={"kind": LINK_RESERVED["aqm"], "aqm": LINK_RESERVED["aqm"]},
+                     what="a queue size or {left: ..., right: ...}")
+            if q is not None:
+                if "left" in q:
+                    spec.queue_a = errs.guard(parse_queue, *q["left"], default=DEFAULT_QUEUE)
+                    spec.queue_a_path = q["left"][1]
+                if "right" in q:
+                    spec.queue_b = errs.guard(parse_queue, *q["right"], default=DEFAULT_QUEUE)
+                    spec.queue_b_path = q["right"][1]
+        else:
+            ql = errs.guard(parse_queue, qv, qpath, default=DEFAULT_QUEUE)
+            spec.queue_a = spec.queue_b = ql
+            spec.queue_a_path = spec.queue_b_path = qpath
+    return spec
+
+
+def _parse_side(g: dict, side: str, errs: Collector) -> LinkSpec:
+    spec = LinkSpec()
+    if f"{side}-rate" in g:
+        spec.rate_bps = errs.guard(parse_rate, *g[f"{side}-rate"])
+    spec.delay_ns = _get(g, f"{side}-delay", _parse_delay, errs, 0)
+    if f"{side}-queue" in g:
+        qv, qpath = g[f"{side}-queue"]
+        spec.queue_a = spec.queue_b = errs.guard(parse_queue, qv, qpath, default=DEFAULT_QUEUE)
+        spec.queue_a_path = spec.queue_b_path = qpath
+    return spec
+
+
+def _parse_scheme(g: dict, path: tuple, errs: Collector
+                  ) -> tuple[str | None, dict, tuple, dict[str, tuple]]:
+    """-> (name, params, path of the name, path of each param)."""
+    value, spath = g["scheme"]
+    params: dict[str, Any] = {}
+    ppaths: dict[str, tuple] = {}
+    name = None
+    if isinstance(value, str) and value.strip():
+        name = value.strip()
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if canon(k) == "name":
+                if isinstance(v, str) and v.strip():
+                    name = v.strip()
+                else:
+                    errs.error(spath + (k,), f"{show(v)} is not a scheme name",
+                               "e.g. scheme: {name: cubic, beta: 717}", v)
+                    name = ""
+            else:
+                params[str(k)] = v
+                ppaths[str(k)] = spath + (k,)
+        if name is None:
+            errs.error(spath + ("name",), "missing required key \"name\"",
+                       "e.g. scheme: {name: cubic, beta: 717}", None)
+    else:
+        errs.error(spath, f"{show(value)} is not a scheme name",
+                   "write a name (scheme: cubic) or a mapping (scheme: {name: cubic, ...})",
+                   value)
+    if "params" in g:
+        pv, ppath = g["params"]
+        if not isinstance(pv, dict):
+            errs.error(ppath, f"{show(pv)} is not a mapping", "e.g. params: {beta: 717}", pv)
+        else:
+            for k, v in pv.items():
+                if str(k) in params:
+                    errs.error(ppath + (k,), f"parameter {show(k)} is also set in scheme",
+                               "set it in one place", v)
+                    continue
+                params[str(k)] = v
+                ppaths[str(k)] = ppath + (k,)
+    for k, v in params.items():
+        if isinstance(v, (dict, list)) or v is None:
+            errs.error(ppaths[k], f"{show(v)} is not a scheme parameter value",
+                       "parameters are numbers, booleans or strings", v)
+    return name or None, params, spath, ppaths
+
+
+def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
+                 registry: Registry | None, errs: Collector) -> GroupSpec | None:
+    path = ("flows", i)
+    g = take(item, path, GROUP_KEYS, errs, reserved=GROUP_RESERVED,
+             what="a flow group (a mapping)")
+    if g is None:
+        return None
+    spec = GroupSpec(index=i, scheme="", path=path)
+    if "scheme" in g:
+        name, params, spath, ppaths = _parse_scheme(g, path, errs)
+        if name is not None:
+            if registry is not None:
+                # report parameter errors at the parameter's own path
+                canonical, problems = registry.check(name, {}, spath, ())
+                for e in problems:
+                    errs.add(e)
+                if not problems:
+                    for k, v in params.items():
+                        _, perrs = registry.check(canonical, {k: v}, spath, ppaths[k][:-1])
+                        for e in perrs:
+                            errs.add(e)
+                name = canonical
+            spec.scheme = name
+        spec.params = params
+    spec.count = _get(g, "flows", parse_int, errs, 1, what="a number of flows", minimum=1,
+                      maximum=100_000)
+    if "direction" in g:
+        dv, dpath = g["direction"]
+        key = dv.strip().lower() if isinstance(dv, str) else None
+        if key in DIRECTIONS:
+            spec.direction = DIRECTIONS[key]
+        else:
+            errs.error(dpath, f"{show(dv)} is not a direction",
+                       'use "->" (or right: left hosts send) or "<-" (or left: right hosts '
+                       'send)', dv)
+    spec.start_ns = _get(g, "start", parse_time, errs, 0, bare_ns=SEC, what="a start time")
+    spec.stop_ns = _get(g, "stop", parse_time, errs, None, bare_ns=SEC, what="a stop time")
+    if duration_ns is not None and spec.start_ns is not None and "start" in g:
+        if spec.start_ns >= duration_ns:
+            errs.error(g["start"][1], f"start {show(g['start'][0])} is at or after the end of "
+                       f"the experiment ({_secs(duration_ns)})",
+                       f"start must be < duration ({_secs(duration_ns)})", g["start"][0])
+    if spec.stop_ns is not None:
+        sv, spath_ = g["stop"]
+        if spec.start_ns is not None and spec.stop_ns <= spec.start_ns:
+            errs.error(spath_, f"stop {show(sv)} is not after start ({_secs(spec.start_ns)})",
+                       "stop must be > start", sv)
+        elif duration_ns is not None and spec.stop_ns > duration_ns:
+            errs.error(spath_, f"stop {show(sv)} is after the end of the experiment",
+                       f"stop must be <= duration ({_secs(duration_ns)})", sv)
+    spec.bytes = _get(g, "bytes", parse_payload_size, errs, None, mss=mss,
+                      what="a flow size")
+    if "name" in g:
+        nv, npath = g["name"]
+        if isinstance(nv, (str, int, float)) and not isinstance(nv, bool):
+            spec.name = str(nv)
+        else:
+            errs.error(npath, f"{show(nv)} is not a name", "write a short text", nv)
+    spec.left = _parse_side(g, "left", errs)
+    spec.right = _parse_side(g, "right", errs)
+    return spec
+
+
+def _secs(ns: int) -> str:
+    return f"{ns / SEC:g}s"
+
+
+def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None = None,
+                 errs: Collector) -> tuple[RunSpec, list[GroupSpec]] | None:
+    d = take(doc, (), TOP_KEYS, errs, reserved=TOP_RESERVED,
+             what="an experiment (a mapping with duration, flows, ...)")
+    if d is None:
+        return None
+    duration = _get(d, "duration", parse_time, errs, None, bare_ns=SEC, what="a duration")
+    if duration is not None and duration <= 0:
+        errs.error(d["duration"][1], f"duration {show(d['duration'][0])} must be > 0",
+                   "e.g. duration: 30 (seconds)", d["duration"][0])
+        duration = None
+    run = RunSpec(duration_ns=duration or 0)
+    if seed is not None:
+        run.seed = errs.guard(parse_int, seed, ("seed",), default=1, what="a seed", minimum=0,
+                              maximum=U64_MAX)
+    else:
+        run.seed = _get(d, "seed", parse_int, errs, 1, what="a seed", minimum=0,
+                        maximum=U64_MAX)
+    run.mss = _get(d, "mss", parse_int, errs, 1448, what="a segment size in bytes",
+                   minimum=1, maximum=65535 - 52)
+    run.sample_interval_ns = _get(d, "sample-interval", parse_time, errs, 10 * MS,
+                                  bare_ns=MS, what="a time")
+    if "sample-interval" in d and run.sample_interval_ns == 0:
+        errs.error(d["sample-interval"][1], "sample-interval must be > 0", "e.g. 10ms",
+                   d["sample-interval"][0])
+    run.hist_bucket_ns = _get(d, "hist-bucket", parse_time, errs, 10_000, bare_ns=MS,
+                              what="a time")
+    if "hist-bucket" in d and run.hist_bucket_ns == 0:
+        errs.error(d["hist-bucket"][1], "hist-bucket must be > 0", "e.g. 10us",
+                   d["hist-bucket"][0])
+    run.record_packets = _get(d, "packets", parse_bool, errs, True)
+    run.bdp_rtt_ns = _get(d, "bdp-rtt", parse_time, errs, None, bare_ns=MS, what="an RTT")
+    run.tcp = _parse_tcp(d, errs, run.mss)
+    run.central = _parse_central(d, errs)
+
+    groups: list[GroupSpec] = []
+    if "flows" in d:
+        fv, fpath = d["flows"]
+        if not isinstance(fv, list):
+            errs.error(fpath, f"{show(fv)} is not a list of flow groups",
+                       "write flows: [{scheme: cubic, flows: 2}, ...]", fv)
+        elif not fv:
+            errs.error(fpath, "the flows list is empty", "add at least one flow group, e.g. "
+                       "flows: [{scheme: cubic}]", fv)
+        else:
+            for i, item in enumerate(fv):
+                g = _parse_group(item, i, duration, run.mss, registry, errs)
+                if g is not None:
+                    groups.append(g)
+    if errs:
+        return None
+    return run, groups
+
+
+def resolve_native(doc: Any, *, seed: int | None = None, registry: Registry | None = None
+                   ) -> dict:
+    errs = Collector()
+    parsed = parse_native(doc, seed=seed, registry=registry, errs=errs)
+    errs.raise_if_any()
+    assert parsed is not None
+    run, groups = parsed
+    return build(run, groups)
+
+
+__all__ = ["resolve_native", "parse_native", "take", "Key", "QueueLimit", "ConfigError"]
