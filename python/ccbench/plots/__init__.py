@@ -1,0 +1,71 @@
+"""Plots of a results directory (matplotlib, Agg backend). See docs/metrics.md.
+
+``plot_all`` writes, for each grouping, CoCo-Beholder's ``<prefix>-avg-rate``, ``-avg-delay``,
+``-avg-jain``, ``-ppt-delay`` figures and ``<prefix>-stats.log``, plus ``cwnd``, ``rtt`` and
+``queue`` figures.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..analysis import analyze, write_stats
+from ..analysis.groupings import NAMED
+from .coco import (MAX_SCATTER_POINTS, plot_avg_delay, plot_avg_jain, plot_avg_rate,
+                   plot_ppt_delay)
+from .timeseries import plot_cwnd, plot_queue, plot_rtt
+
+FORMATS = ("png", "svg", "pdf")
+DEFAULT_GROUPINGS = tuple(NAMED)  # per-flow, total, per-scheme, per-direction, per-scheme-direction
+
+
+def plot_grouping(analysis, out_dir, fmt: str = "png", colors: Sequence[str] | None = None,
+                  max_points: int = MAX_SCATTER_POINTS) -> list[Path]:
+    """The four CoCo-Beholder figures and the stats file of one :class:`Analysis`."""
+    _check_fmt(fmt)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    p = analysis.prefix
+    return [
+        plot_avg_rate(analysis, out / f"{p}-avg-rate.{fmt}", colors),
+        plot_avg_delay(analysis, out / f"{p}-avg-delay.{fmt}", colors),
+        plot_avg_jain(analysis, out / f"{p}-avg-jain.{fmt}", colors[0] if colors else None),
+        plot_ppt_delay(analysis, out / f"{p}-ppt-delay.{fmt}", colors, max_points),
+        write_stats(analysis, out / f"{p}-stats.log"),
+    ]
+
+
+def _check_fmt(fmt: str):
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown plot format {fmt!r}; valid: {', '.join(FORMATS)}")
+
+
+def plot_all(results, out_dir, groupings: Iterable[str | Sequence[str]] = DEFAULT_GROUPINGS,
+             interval: float = 0.5, fmt: str = "png", *, mode: str = "auto",
+             colors: Sequence[str] | None = None,
+             max_points: int = MAX_SCATTER_POINTS) -> list[Path]:
+    """Write every figure and stats file of ``results`` into ``out_dir``; returns the paths.
+
+    ``groupings``: names (``per-flow``, ``total``, ``per-scheme``, ``per-direction``,
+    ``per-scheme-direction``) or lists of flow fields (a per-subset grouping, e.g.
+    ``["group"]`` → prefix ``per-group``).
+    """
+    _check_fmt(fmt)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    for g in groupings:
+        if isinstance(g, str):
+            a = analyze(results, g, interval, mode=mode)
+        else:
+            a = analyze(results, "per-subset", interval, list(g), mode=mode)
+        paths += plot_grouping(a, out, fmt, colors, max_points)
+    paths.append(plot_cwnd(results, out / f"cwnd.{fmt}"))
+    paths.append(plot_rtt(results, out / f"rtt.{fmt}"))
+    paths.append(plot_queue(results, out / f"queue.{fmt}"))
+    return paths
+
+
+__all__ = ["DEFAULT_GROUPINGS", "FORMATS", "plot_all", "plot_avg_delay", "plot_avg_jain",
+           "plot_avg_rate", "plot_cwnd", "plot_grouping", "plot_ppt_delay", "plot_queue",
+           "plot_rtt"]

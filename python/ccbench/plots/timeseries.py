@@ -1,0 +1,66 @@
+"""Time-series plots from the flow and queue samples: cwnd, RTT (srtt) and bottleneck queues."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+from ..analysis.queues import queue_timeseries  # noqa: E402
+from .coco import FIGSIZE, FONT_SIZE, _save  # noqa: E402
+
+
+def _flow_labels(results) -> dict[int, str]:
+    return {int(f["id"]): f["label"] for f in results.experiment["flows"]}
+
+
+def _per_flow(results, path, column: str, scale: float, ylabel: str, title: str) -> Path:
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    labels = _flow_labels(results)
+    fl = results.flows
+    if fl is not None and fl.height:
+        fl = fl.select(pl.col("time_ns").cast(pl.Int64), pl.col("flow").cast(pl.Int64),
+                       pl.col(column).cast(pl.Float64)).sort("flow", "time_ns")
+        for (fid,), g in fl.group_by("flow", maintain_order=True):
+            ax.plot(g["time_ns"].to_numpy() / 1e9, g[column].to_numpy() * scale,
+                    label=labels.get(int(fid), f"flow {fid}"), lw=1)
+    else:
+        title += " (no flow samples)"
+    ax.set_xlabel("Time (s)", fontsize=FONT_SIZE)
+    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
+    ax.set_title(title, loc="right", fontsize=FONT_SIZE)
+    return _save(fig, ax, path)
+
+
+def plot_cwnd(results, path) -> Path:
+    """Congestion window (packets) of every flow over time."""
+    return _per_flow(results, path, "cwnd", 1.0, "Congestion window (packets)",
+                     "Congestion window per flow (sender samples)")
+
+
+def plot_rtt(results, path) -> Path:
+    """Smoothed RTT (srtt, ms) of every flow over time."""
+    return _per_flow(results, path, "srtt_us", 1e-3, "Smoothed RTT (ms)",
+                     "Smoothed RTT (srtt) per flow (sender samples)")
+
+
+def plot_queue(results, path, links=None) -> Path:
+    """Occupancy of the bottleneck (central) queues: packets (top) and delay estimate (bottom)."""
+    q = queue_timeseries(results, links)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=FIGSIZE, sharex=True)
+    for (lid,), g in q.group_by("link", maintain_order=True):
+        name = g["name"][0]
+        t = g["time_s"].to_numpy()
+        top.plot(t, g["packets"].to_numpy(), lw=1, label=f"link {lid}: {name}")
+        if g["qdelay_ms"].null_count() < g.height:
+            bottom.plot(t, g["qdelay_ms"].to_numpy(), lw=1, label=f"link {lid}: {name}")
+    top.set_ylabel("Queue (packets)", fontsize=FONT_SIZE)
+    top.grid()
+    top.set_title("Bottleneck queue occupancy" + ("" if q.height else " (no queue samples)"),
+                  loc="right", fontsize=FONT_SIZE)
+    bottom.set_ylabel("Queueing delay (ms) = bytes·8/rate", fontsize=FONT_SIZE)
+    bottom.set_xlabel("Time (s)", fontsize=FONT_SIZE)
+    return _save(fig, bottom, path)
