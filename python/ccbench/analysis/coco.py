@@ -90,7 +90,7 @@ class Analysis:
         flows = list(self.curves[curve_index].flows)
         if self.mode == "packets":
             pk = (res.packets.lazy()
-                  .filter(pl.col("flow").is_in(pl.Series(flows, dtype=pl.UInt32))
+                  .filter(pl.col("flow").cast(pl.Int64).is_in([int(f) for f in flows])
                           & pl.col("arrival_ns").is_not_null())
                   .select(pl.col("flow"), pl.col("arrival_ns").cast(pl.Int64),
                           (pl.col("arrival_ns") - pl.col("sent_ns")).cast(pl.Int64).alias("d"))
@@ -101,7 +101,7 @@ class Analysis:
             return pk["arrival_ns"].to_numpy() / 1e9, pk["d"].to_numpy() / 1e6
         si = self._results.experiment["sample_interval_ns"]
         iv = (res.intervals.lazy()
-              .filter(pl.col("flow").is_in(pl.Series(flows, dtype=pl.UInt32)))
+              .filter(pl.col("flow").cast(pl.Int64).is_in([int(f) for f in flows]))
               .group_by("bin")
               .agg(pl.col("delivered_pkts").cast(pl.Int64).sum().alias("p"),
                    pl.col("delay_sum_ns").cast(pl.Int64).sum().alias("d"))

@@ -130,7 +130,7 @@ def link_utilization(results, links=None) -> pl.DataFrame:
                "rate_mbps": None if rate is None else rate / 1e6, "flows": users,
                "t_start_s": None, "t_end_s": None, "tx_mbps": None, "utilization_pct": None}
         if users and fs is not None and q is not None:
-            f = fs.filter(pl.col("flow").cast(_I).is_in(pl.Series(users, dtype=_I)))
+            f = fs.filter(pl.col("flow").cast(_I).is_in([int(u) for u in users]))
             t0 = f["first_sent_ns"].min()
             t1 = f["last_arrival_ns"].max()
             s = (q.filter(pl.col("link").cast(_I) == lid)

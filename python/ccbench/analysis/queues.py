@@ -25,7 +25,7 @@ def queue_timeseries(results, links=None) -> pl.DataFrame:
          "rate_bps": [l.get("rate_bps") for l in exp["links"]]},
         schema={"link": pl.Int64, "name": pl.String, "rate_bps": pl.Float64})
     q = (results.queues.lazy().with_columns(pl.col("link").cast(pl.Int64))
-         .filter(pl.col("link").is_in(pl.Series(links, dtype=pl.Int64)))
+         .filter(pl.col("link").is_in(links))
          .join(info.lazy(), on="link", how="left")
          .select((pl.col("time_ns").cast(pl.Int64) / 1e9).alias("time_s"), "link", "name",
                  pl.col("packets").cast(pl.Int64), pl.col("bytes").cast(pl.Int64),
