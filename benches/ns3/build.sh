@@ -31,6 +31,6 @@ cflags=$(pkg-config --cflags $pcs | tr ' ' '\n' | grep -v ';' | grep -v python |
 libs=$(pkg-config --libs $pcs | tr ' ' '\n' | grep -E '^-[Ll]' | tr '\n' ' ')
 CXX=${CXX:-g++}
 echo "building ns-3 $version dumbbell with $CXX" >&2
-$CXX -O2 -std=c++17 $cflags -o "$out/ns3-dumbbell" "$here/dumbbell.cc" $libs
+$CXX -O2 -std=c++17 -DNS3_VERSION_STR="\"$version\"" -DNS3_BUILD_STR="\"system\"" $cflags -o "$out/ns3-dumbbell" "$here/dumbbell.cc" $libs
 echo "$version" > "$out/ns3-version"
 echo "$out/ns3-dumbbell" >&2

@@ -24,6 +24,13 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#ifndef NS3_VERSION_STR
+#define NS3_VERSION_STR "unknown"
+#endif
+#ifndef NS3_BUILD_STR
+#define NS3_BUILD_STR "unknown"
+#endif
+
 #include <chrono>
 #include <cstdio>
 #include <iomanip>
@@ -244,7 +251,8 @@ main(int argc, char* argv[])
 
     std::ostringstream o;
     o << std::setprecision(10);
-    o << "{\"simulator\": \"ns-3\", \"ns3_version\": \"3.37\", \"tcp\": \"" << tcp << "\""
+    o << "{\"simulator\": \"ns-3\", \"ns3_version\": \"" << NS3_VERSION_STR
+      << "\", \"ns3_build\": \"" << NS3_BUILD_STR << "\", \"tcp\": \"" << tcp << "\""
       << ", \"flows\": " << flows << ", \"duration_s\": " << duration << ", \"seed\": " << seed
       << ", \"central_rate\": \"" << centralRate << "\", \"central_delay\": \"" << centralDelay
       << "\", \"side_rate\": \"" << sideRate << "\", \"side_delay\": \"" << sideDelay

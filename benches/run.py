@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""ccbench speed benchmark: the same dumbbell scenarios on ccbench and on ns-3, side by side.
+
+    .venv/bin/python benches/run.py [--scenarios a,b,c,d] [--skip-ns3] [--skip-ccbench]
+                                   [--ns3 system|optimized|both] [--repeat N]
+
+Each run is a fresh child process; its peak RSS is that child's own (os.wait4 rusage, not the
+RUSAGE_CHILDREN maximum over all children). Wall time is the child's whole life (start-up,
+set-up, simulation, output), measured here; the simulators' own timers are kept in the JSON.
+ccbench runs as `ccbench run <yaml> -o <dir> --no-packets` (sim backend, per-packet records off).
+
+Writes benches/out/results.json and benches/out/results.md. Standard library only; polars (the
+project venv) is used to read ccbench's flowstats.parquet, through .venv/bin/python if needed.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCHES = Path(__file__).resolve().parent
+ROOT = BENCHES.parent
+BUILD = BENCHES / "build"
+OUT = BENCHES / "out"
+VENV_PY = ROOT / ".venv" / "bin" / "python"
+
+# The ns-3 twin of each benches/scenarios/<name>.yaml (keep the two in step).
+SCENARIOS = {
+    "a": dict(flows=1, duration=10, centralRate="100Mbps", sideRate="1Gbps", queue=1000,
+              what="1 cubic, 100 Mbit/s, 10 s"),
+    "b": dict(flows=2, duration=60, centralRate="100Mbps", sideRate="1Gbps", queue=1000,
+              what="2 cubic, 100 Mbit/s, 60 s"),
+    "c": dict(flows=10, duration=10, centralRate="1Gbps", sideRate="10Gbps", queue=2000,
+              what="10 cubic, 1 Gbit/s, 10 s"),
+    "d": dict(flows=100, duration=10, centralRate="1Gbps", sideRate="10Gbps", queue=2000,
+              what="100 cubic, 1 Gbit/s, 10 s"),
+}
+NS3_BINARIES = {"system": BUILD / "ns3-dumbbell", "optimized": BUILD / "ns3-dumbbell-opt"}
+APT_HINT = "apt-get update && apt-get install -y libns3-dev g++ pkg-config   (or benches/setup.sh)"
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_measured(cmd: list[str], label: str, cwd: Path = ROOT) -> dict:
+    """Runs cmd in a fresh child; returns stdout, wall time and that child's own peak RSS."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd)
+        last = t0
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                break
+            time.sleep(0.05)
+            now = time.perf_counter()
+            if now - last >= 30:
+                log(f"    ... {label}: {now - t0:.0f} s so far")
+                last = now
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        res = {"cmd": cmd, "returncode": p.returncode, "wall_s": wall,
+               "peak_rss_mb": ru.ru_maxrss / 1024.0,  # Linux: KiB
+               "user_s": ru.ru_utime, "sys_s": ru.ru_stime,
+               "stdout": out.read().decode(errors="replace"),
+               "stderr": err.read().decode(errors="replace")}
+    if res["returncode"] != 0:
+        log(f"    {label} FAILED (exit {res['returncode']}):\n{res['stderr'][-3000:]}")
+    return res
+
+
+def flow_stats(values: list[float]) -> dict:
+    if not values:
+        return {"mean": None, "min": None, "max": None, "total": None}
+    return {"mean": sum(values) / len(values), "min": min(values), "max": max(values),
+            "total": sum(values)}
+
+
+# ---------------------------------------------------------------------------------------- ns-3
+
+def ensure_ns3(which: str) -> Path | None:
+    binary = NS3_BINARIES[which]
+    src = BENCHES / "ns3" / "dumbbell.cc"
+    if which == "optimized":
+        if not binary.exists():
+            log(f"ns-3 optimized binary missing: run benches/ns3/build-optimized.sh (~20 min)")
+            return None
+        return binary
+    if binary.exists() and binary.stat().st_mtime >= src.stat().st_mtime:
+        return binary
+    if subprocess.run(["pkg-config", "--exists", "ns3-core"]).returncode != 0 and not any(
+            "ns3." in line for line in subprocess.run(
+                ["pkg-config", "--list-all"], capture_output=True, text=True).stdout.splitlines()):
+        log(f"ns-3 is not installed. Install it with:\n    {APT_HINT}")
+        return None
+    log("building the ns-3 dumbbell (benches/ns3/build.sh) ...")
+    r = subprocess.run([str(BENCHES / "ns3" / "build.sh")])
+    if r.returncode != 0 or not binary.exists():
+        log(f"ns-3 build failed; is libns3-dev installed?\n    {APT_HINT}")
+        return None
+    return binary
+
+
+def run_ns3(binary: Path, name: str, seed: int) -> dict:
+    s = SCENARIOS[name]
+    cmd = [str(binary), f"--flows={s['flows']}", f"--duration={s['duration']}",
+           f"--centralRate={s['centralRate']}", "--centralDelay=10ms",
+           f"--sideRate={s['sideRate']}", "--sideDelay=1ms",
+           f"--centralQueue={s['queue']}", f"--sideQueue={s['queue']}", f"--seed={seed}"]
+    r = run_measured(cmd, f"ns-3 {name}")
+    if r["returncode"] != 0:
+        return {"ok": False, "error": r["stderr"][-2000:], "cmd": cmd}
+    j = json.loads(r["stdout"].strip().splitlines()[-1])
+    thr = j["throughput_mbps"]
+    return {
+        "ok": True, "cmd": cmd, "wall_s": r["wall_s"], "peak_rss_mb": r["peak_rss_mb"],
+        "internal_wall_s": j["wall_time_s"], "run_s": j["run_time_s"],
+        "events": j["events"], "bottleneck_packets": j["bottleneck_packets"],
+        "bottleneck_packets_rev": j["bottleneck_packets_rev"], "drops": j["drops"],
+        "throughput_mbps": thr, "throughput": flow_stats(thr),
+        "mode": f"ns-3 {j['ns3_version']} ({j['ns3_build']} build)", "raw": j,
+    }
+
+
+# ------------------------------------------------------------------------------------ ccbench
+
+def ccbench_cmd() -> list[str] | None:
+    exe = ROOT / ".venv" / "bin" / "ccbench"
+    if exe.exists():
+        return [str(exe)]
+    if VENV_PY.exists():
+        return [str(VENV_PY), "-m", "ccbench"]
+    if shutil.which("ccbench"):
+        return ["ccbench"]
+    return None
+
+
+def read_flowstats(path: Path) -> list[dict]:
+    code = ("import json,sys,polars as pl; "
+            "print(json.dumps(pl.read_parquet(sys.argv[1]).to_dicts()))")
+    try:
+        import polars as pl  # noqa: F401
+        return pl.read_parquet(path).to_dicts()
+    except ImportError:
+        r = subprocess.run([str(VENV_PY), "-c", code, str(path)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr)
+        return json.loads(r.stdout)
+
+
+def run_ccbench(name: str, seed: int) -> dict:
+    base = ccbench_cmd()
+    if base is None:
+        return {"ok": False, "error": "no ccbench (expected .venv/bin/ccbench or .venv/bin/python)"}
+    yaml = BENCHES / "scenarios" / f"{name}.yaml"
+    outdir = OUT / "ccbench" / name
+    if outdir.exists():
+        shutil.rmtree(outdir)
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    cmd = base + ["run", str(yaml), "-o", str(outdir), "--no-packets"]
+    r = run_measured(cmd, f"ccbench {name}")
+    if r["returncode"] != 0:
+        return {"ok": False, "error": r["stderr"][-2000:], "cmd": cmd}
+    meta = json.loads((outdir / "metadata.json").read_text())
+    sim = meta.get("sim", {})
+    dur = SCENARIOS[name]["duration"]
+    rows = sorted(read_flowstats(outdir / "flowstats.parquet"), key=lambda row: row["flow"])
+    mss = meta.get("experiment", {}).get("mss", 1448)
+    # Throughput as ns-3's PacketSink counts it: payload bytes received in order by the
+    # application. app_bytes (payload acknowledged) is the closest column; fall back to
+    # delivered IP bytes scaled to payload (delivered counts retransmitted copies too).
+    thr = []
+    for row in rows:
+        if row.get("app_bytes") is not None:
+            b = row["app_bytes"]
+        else:
+            b = row["delivered_bytes"] * mss / (mss + 52)
+        thr.append(b * 8 / dur / 1e6)
+    ip_thr = [row["delivered_bytes"] * 8 / dur / 1e6 for row in rows]
+    return {
+        "ok": True, "cmd": cmd, "wall_s": r["wall_s"], "peak_rss_mb": r["peak_rss_mb"],
+        "internal_wall_s": meta.get("wall_time_s"), "run_s": meta.get("wall_time_s"),
+        "events": sim.get("events"), "bottleneck_packets": sim.get("bottleneck_packets"),
+        "throughput_mbps": thr, "throughput": flow_stats(thr),
+        "delivered_ip_mbps": flow_stats(ip_thr),
+        "mode": "ccbench sim backend, per-packet records off (--no-packets)",
+        "sim": sim, "ccbench_version": meta.get("ccbench_version"),
+    }
+
+
+# ------------------------------------------------------------------------------------- report
+
+def fmt(x, spec=".3g"):
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return format(x, spec)
+    return str(x)
+
+
+def rate(n, s):
+    return None if (n is None or not s) else n / s
+
+
+def table(results: dict) -> str:
+    head = ("| scen | simulator | wall s | wall s / sim s | events | events/s | bottleneck pkts "
+            "| bneck pkts / wall s | peak RSS MB | thr mean Mbit/s | min | max | total |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    ratios = []
+    for name, per in results.items():
+        dur = SCENARIOS[name]["duration"]
+        for sim, r in per.items():
+            if not r.get("ok"):
+                lines.append(f"| {name} | {sim} | failed | | | | | | | | | | |")
+                continue
+            t = r["throughput"]
+            lines.append(
+                f"| {name} | {sim} | {r['wall_s']:.2f} | {r['wall_s'] / dur:.3f} | {fmt(r['events'])} "
+                f"| {fmt(rate(r['events'], r['wall_s']), '.3g')} | {fmt(r['bottleneck_packets'])} "
+                f"| {fmt(rate(r['bottleneck_packets'], r['wall_s']), '.3g')} "
+                f"| {r['peak_rss_mb']:.0f} | {fmt(t['mean'], '.2f')} | {fmt(t['min'], '.2f')} "
+                f"| {fmt(t['max'], '.2f')} | {fmt(t['total'], '.2f')} |")
+        cc = per.get("ccbench")
+        for sim, r in per.items():
+            if sim.startswith("ns-3") and r.get("ok") and cc and cc.get("ok"):
+                ratios.append(f"- ({name}) ccbench speed / {sim} speed = "
+                              f"**{r['wall_s'] / cc['wall_s']:.2f}×** (wall {r['wall_s']:.2f} s vs "
+                              f"{cc['wall_s']:.2f} s); simulated-time speed ccbench "
+                              f"{dur / cc['wall_s']:.2f} sim-s/s, {sim} {dur / r['wall_s']:.2f} sim-s/s")
+    if ratios:
+        lines += ["", "Speed ratio (ccbench wall time vs ns-3 wall time, same scenario, same run):", ""]
+        lines += ratios
+    return "\n".join(lines)
+
+
+def machine() -> dict:
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
+            "python": platform.python_version(), "git_commit": commit}
+
+
+def main() -> int:
+    global OUT
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--scenarios", default="a,b,c,d", help="comma list of a,b,c,d")
+    ap.add_argument("--skip-ns3", action="store_true")
+    ap.add_argument("--skip-ccbench", action="store_true")
+    ap.add_argument("--ns3", default="system", choices=["system", "optimized", "both"],
+                    help="which ns-3 build: Debian's libns3 (system), benches/ns3/build-optimized.sh")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+
+    names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    bad = [n for n in names if n not in SCENARIOS]
+    if bad:
+        ap.error(f"unknown scenario(s) {bad}; known: {','.join(SCENARIOS)}")
+
+    ns3_bins = {}
+    if not args.skip_ns3:
+        for which in (["system", "optimized"] if args.ns3 == "both" else [args.ns3]):
+            b = ensure_ns3(which)
+            if b:
+                ns3_bins[f"ns-3 {which}" if args.ns3 == "both" else "ns-3"] = b
+        if not ns3_bins:
+            log("ns-3 unavailable: running ccbench only.")
+
+    OUT = args.out
+    OUT.mkdir(parents=True, exist_ok=True)
+    results: dict = {}
+    modes = set()
+    for name in names:
+        s = SCENARIOS[name]
+        per = results.setdefault(name, {})
+        if not args.skip_ccbench:
+            log(f"[{name}] ccbench: {s['what']} ...")
+            per["ccbench"] = r = run_ccbench(name, args.seed)
+            if r.get("ok"):
+                modes.add(r["mode"])
+                log(f"    ccbench {name}: {r['wall_s']:.2f} s wall, "
+                    f"throughput total {r['throughput']['total']:.2f} Mbit/s")
+        for label, b in ns3_bins.items():
+            hint = " (expect minutes)" if s["flows"] >= 10 else ""
+            log(f"[{name}] {label}: {s['what']}{hint} ...")
+            per[label] = r = run_ns3(b, name, args.seed)
+            if r.get("ok"):
+                modes.add(r["mode"])
+                log(f"    {label} {name}: {r['wall_s']:.2f} s wall, {r['events']} events, "
+                    f"throughput total {r['throughput']['total']:.2f} Mbit/s")
+
+    md = table(results)
+    header = [f"# ccbench vs ns-3 speed benchmark ({datetime.datetime.now().isoformat(timespec='seconds')})",
+              "", "Modes: " + "; ".join(sorted(modes)), "",
+              "Machine: " + json.dumps(machine()), "",
+              "wall s = whole child process (start-up + set-up + run + output), peak RSS = that "
+              "child's own; throughput = application payload per flow / duration (ns-3: "
+              "PacketSink bytes); bottleneck pkts = packets sent on the central link in the "
+              "data direction; events are each simulator's own count (not comparable 1:1).", ""]
+    text = "\n".join(header) + "\n" + md + "\n"
+    (OUT / "results.md").write_text(text)
+    (OUT / "results.json").write_text(json.dumps(
+        {"machine": machine(), "modes": sorted(modes), "seed": args.seed,
+         "scenarios": {n: SCENARIOS[n] for n in names}, "results": results}, indent=1))
+    print(text)
+    log(f"wrote {OUT / 'results.json'} and {OUT / 'results.md'}")
+    return 0 if all(r.get("ok") for per in results.values() for r in per.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
