@@ -459,6 +459,9 @@ def test_reserved_group_keys(key):
 def test_droptail_aqm_is_accepted():
     r = res({"duration": 10, "central": {"aqm": "droptail"}, "flows": [{"scheme": "cubic"}]})
     assert link(r, "r1->r2")["queue"]["kind"] == "droptail"
+    r = res({"duration": 10, "central": {"queue": {"kind": "droptail", "left": 5}},
+             "flows": [{"scheme": "cubic", "left-aqm": "droptail"}]})
+    assert link(r, "r1->r2")["queue"] == {"kind": "droptail", "packets": 5, "bytes": None}
 
 
 def test_all_errors_are_collected():

@@ -12,7 +12,7 @@ import difflib
 from typing import Any
 
 from .errors import Collector, ConfigError, NotSupportedError, show
-from .model import GroupSpec, LinkSpec, RunSpec, build
+from .model import GroupSpec, LinkSpec, RunSpec
 from .schemes import Registry
 from .units import QueueLimit, U32_MAX, U64_MAX, coco_time_us, is_number
 

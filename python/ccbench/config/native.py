@@ -6,10 +6,10 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .errors import Collector, ConfigError, NotSupportedError, show
-from .model import DEFAULT_QUEUE, DEFAULT_TCP, GroupSpec, LinkSpec, RunSpec, build
+from .errors import Collector, NotSupportedError, show
+from .model import DEFAULT_QUEUE, DEFAULT_TCP, GroupSpec, LinkSpec, RunSpec
 from .schemes import Registry
-from .units import (QueueLimit, U64_MAX, parse_bool, parse_int, parse_payload_size,
+from .units import (U64_MAX, parse_bool, parse_int, parse_payload_size,
                     parse_queue, parse_rate, parse_time)
 
 MS = 10**6
@@ -79,8 +79,9 @@ def take(mapping: Any, path: tuple, keys: Sequence[Key], errs: Collector,
         kpath = path + (raw_key,)
         c = canon(raw_key)
         if c in reserved:
-            if value is not None and not (c.endswith("aqm") and isinstance(value, str)
-                                          and value.lower() in NO_OP_AQM):
+            no_op = (c.endswith("aqm") or c == "kind") and isinstance(value, str) \
+                and value.lower() in NO_OP_AQM
+            if value is not None and not no_op:
                 errs.add(NotSupportedError(kpath, reserved[c], value))
             continue
         if c not in by_alias:
@@ -366,14 +367,4 @@ def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None
     return run, groups
 
 
-def resolve_native(doc: Any, *, seed: int | None = None, registry: Registry | None = None
-                   ) -> dict:
-    errs = Collector()
-    parsed = parse_native(doc, seed=seed, registry=registry, errs=errs)
-    errs.raise_if_any()
-    assert parsed is not None
-    run, groups = parsed
-    return build(run, groups)
-
-
-__all__ = ["resolve_native", "parse_native", "take", "Key", "QueueLimit", "ConfigError"]
+__all__ = ["parse_native", "take", "Key"]
