@@ -164,10 +164,10 @@ def _gather_packets(results, cmap: pl.DataFrame, interval_ns: int):
              .group_by("ci", "slot")
              .agg(pl.col("size").sum().alias("bytes"), pl.len().cast(_I).alias("packets"),
                   pl.col("d").sum().alias("delay_sum_ns")).collect())
-    arr_df = arr.select("ci", "d").collect()
+    parts = arr.select("ci", "d").collect().partition_by("ci", as_dict=True)
 
     def quantiles(ci: int, n: int):
-        d = arr_df.filter(pl.col("ci") == ci)["d"].to_numpy()
+        d = parts[(ci,)]["d"].to_numpy()
         r50, r95 = nearest_rank(50, n), nearest_rank(95, n)
         part = np.partition(d, (r50, r95))
         return float(part[r50]), float(part[r95])

@@ -1,0 +1,72 @@
+"""Plot files: created, non-empty, right format, for every grouping and both input modes."""
+from __future__ import annotations
+
+import matplotlib
+import pytest
+
+from ccbench.analysis import analyze
+from ccbench.plots import plot_all, plot_grouping, plot_ppt_delay
+from fixtures_results import make_results
+
+PNG = b"\x89PNG\r\n\x1a\n"
+GROUPINGS = ["per-flow", "total", "per-scheme", "per-direction", "per-scheme-direction"]
+SUFFIXES = ["avg-rate", "avg-delay", "avg-jain", "ppt-delay"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("plots")
+    kw = dict(flows=[("cubic", "->"), ("bbr", "<-"), ("cubic", "<-")], duration_ns=1_000_000_000,
+              seed=5)
+    return make_results(d / "pk", **kw), make_results(d / "agg", record_packets=False, **kw)
+
+
+def test_plot_all_every_grouping(runs, tmp_path):
+    out = tmp_path / "out"
+    with matplotlib.rc_context({"savefig.dpi": 30}):  # small images keep the test fast
+        paths = plot_all(runs[0], out, groupings=GROUPINGS + [["group"]], interval=0.5)
+    names = {p.name for p in paths}
+    expected = {f"{g}-{s}.png" for g in GROUPINGS + ["per-group"] for s in SUFFIXES}
+    expected |= {f"{g}-stats.log" for g in GROUPINGS + ["per-group"]}
+    expected |= {"cwnd.png", "rtt.png", "queue.png"}
+    assert names == expected
+    for p in paths:
+        assert p.parent == out and p.stat().st_size > 0
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == PNG
+    assert (out / "per-scheme-direction-stats.log").read_text().startswith(
+        "== Average and loss statistics ==\n\nAverage Jain's index  : ")
+
+
+def test_plot_aggregate_mode_svg_pdf(runs, tmp_path):
+    a = analyze(runs[1], "per-flow", 0.5)
+    assert a.mode == "aggregate"
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # keep text searchable
+        paths = plot_grouping(a, tmp_path, fmt="svg")
+    ppt = tmp_path / "per-flow-ppt-delay.svg"
+    assert ppt in paths and all(p.stat().st_size > 0 for p in paths)
+    text = ppt.read_text()
+    assert "aggregate mode: per-bin mean delays" in text
+    assert "Flow 1: cubic -&gt;" in text  # labels carry the statistic: (x.xx ms)
+    rate = (tmp_path / "per-flow-avg-rate.svg").read_text()
+    assert "Mbps)" in rate
+    jain = (tmp_path / "per-flow-avg-jain.svg").read_text()
+    assert "All 3 curves (" in jain
+    pdfs = plot_grouping(analyze(runs[1], "total"), tmp_path / "pdf", fmt="pdf")
+    assert all(p.stat().st_size > 0 for p in pdfs)
+    assert pdfs[0].read_bytes()[:5] == b"%PDF-"
+
+
+def test_scatter_downsampling_is_announced(runs, tmp_path):
+    a = analyze(runs[0], "total", 0.5)
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        p = plot_ppt_delay(a, tmp_path / "ppt.svg", max_points=1000)
+    text = p.read_text()
+    n = a.summary["packets"][0]
+    k = -(-n // 1000)
+    assert f"every {k}th packet shown: {-(-n // k)} of {n}" in text
+
+
+def test_bad_format(runs, tmp_path):
+    with pytest.raises(ValueError, match="unknown plot format 'jpg'"):
+        plot_all(runs[0], tmp_path, groupings=["total"], fmt="jpg")
