@@ -45,9 +45,10 @@ def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | N
             opts["seed"] = seed
         return _config.load_coco(path, lenient=lenient, **opts)
     if coco:
-        raise _config.ConfigError("<command line>", None,
-                                  "CoCo-Beholder central-link options apply only to layout files "
-                                  "(a top-level list of flow groups)")
+        raise _config.ConfigError(
+            "--" + next(iter(coco)).replace("_", "-"),
+            "CoCo-Beholder central-link options apply only to layout files",
+            "set the central link in the experiment file's `central:` mapping instead")
     return _config.load(path, seed=seed)
 
 

@@ -39,15 +39,17 @@ def _add_coco_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("-t", "--runtime", type=int, help="runtime in seconds (default 30)")
     g.add_argument("-r", "--rate", type=float, help="central rate in Mbit/s (default 100; 0 = unlimited)")
     g.add_argument("-m", "--max-delay", type=int, help="maximum delay in µs")
-    q = g.add_mutually_exclusive_group()
-    q.add_argument("-q", "--queues", type=int, help="both central queues, packets")
+    g.add_argument("-q", "--queues", type=int, help="both central queues, packets")
     g.add_argument("-q1", "--first-queue", type=int, help="r1's central queue (left→right), packets")
     g.add_argument("-q2", "--second-queue", type=int, help="r2's central queue (right→left), packets")
     g.add_argument("--lenient", action="store_true", help="ignore unknown keys in a CoCo layout")
 
 
 def _load(a):
-    from . import api
+    from . import api, config
+    if a.queues is not None and (a.first_queue is not None or a.second_queue is not None):
+        raise config.ConfigError("--queues", "-q/--queues sets both central queues",
+                                 "use either -q, or -q1/-q2")
     coco = _coco_opts(a)
     return api.load_experiment(a.file, seed=a.seed, coco=coco or None, lenient=a.lenient)
 
@@ -168,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no per-packet records (metrics come from per-interval aggregates)")
     r.add_argument("--no-plots", action="store_true", help="skip plots and statistics files")
     r.add_argument("-i", "--interval", type=float, default=0.5, help="aggregation interval, s")
-    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_coco_args(r)
     r.set_defaults(fn=cmd_run)
 

@@ -137,3 +137,46 @@ impl Experiment {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(path: &str, extra: &str) -> String {
+        format!(
+            r#"{{"duration_ns": 1000000000, "seed": 3, "mss": 1448 {extra},
+            "links": [
+              {{"id": 0, "name": "a1->r1", "src": "a1", "dst": "r1", "rate_bps": null, "delay_ns": 1000,
+                "queue": {{"kind": "droptail", "packets": 1000, "bytes": null}}}},
+              {{"id": 1, "name": "r1->a1", "src": "r1", "dst": "a1", "rate_bps": 1000000, "delay_ns": 1000,
+                "queue": {{"kind": "droptail", "packets": null, "bytes": 15000}}}}],
+            "flows": [{{"id": 0, "scheme": "reno", "params": {{}}, "start_ns": 0,
+                        "path": {path}, "rev_path": [1]}}]}}"#
+        )
+    }
+
+    #[test]
+    fn parses_the_resolved_schema_with_defaults() {
+        let e = Experiment::from_json(&doc("[0]", "")).unwrap();
+        assert_eq!(e.seed, 3);
+        assert_eq!(e.sample_interval_ns, 10_000_000);
+        assert!(e.record_packets);
+        assert_eq!(e.tcp.mss, 1448);
+        assert_eq!(e.links[0].rate_bps, None);
+        assert_eq!(
+            e.links[1].queue,
+            netmodel::QueueConfig::Droptail { packets: None, bytes: Some(15000) }
+        );
+    }
+
+    #[test]
+    fn rejects_broken_paths_and_unknown_queue_kinds() {
+        let err = Experiment::from_json(&doc("[0, 0]", "")).unwrap_err();
+        assert!(err.contains("link 0 ends at r1 but link 0 starts at a1"), "{err}");
+        let err = Experiment::from_json(&doc("[7]", "")).unwrap_err();
+        assert!(err.contains("unknown link"), "{err}");
+        let bad = doc("[0]", "").replace("droptail\", \"packets\": 1000", "codel\", \"packets\": 1000");
+        let err = Experiment::from_json(&bad).unwrap_err();
+        assert!(err.contains("codel"), "{err}");
+    }
+}
