@@ -70,3 +70,17 @@ def test_scatter_downsampling_is_announced(runs, tmp_path):
 def test_bad_format(runs, tmp_path):
     with pytest.raises(ValueError, match="unknown plot format 'jpg'"):
         plot_all(runs[0], tmp_path, groupings=["total"], fmt="jpg")
+
+
+def test_plots_survive_empty_curves(tmp_path):
+    from ccbench.results import load
+    from fixtures_results import make_experiment, packets_table, write_results
+
+    exp = make_experiment([("a", "->"), ("b", "<-")], duration_ns=1_000_000_000)
+    pk = packets_table([(0, 100, 0, None, 1000)])  # nothing ever arrives; flow 1 sends nothing
+    for rec in (True, False):
+        res = load(write_results(tmp_path / f"r{rec}", exp, pk, record_packets=rec))
+        with matplotlib.rc_context({"savefig.dpi": 20}):
+            paths = plot_all(res, tmp_path / f"out{rec}", groupings=["per-flow"])
+        assert all(p.stat().st_size > 0 for p in paths)
+        assert "N/A as the curve has no packets" in (tmp_path / f"out{rec}" / "per-flow-stats.log").read_text()
