@@ -37,6 +37,8 @@ def test_run_writes_results_stats_plots_and_prints_a_summary(quickstart):
         assert "== Average and loss statistics ==" in (plots / f"{prefix}-stats.log").read_text()
     for extra in ("cwnd.png", "rtt.png", "queue.png"):
         assert (plots / extra).stat().st_size > 1000
+    report = (out / "report.html").read_text()
+    assert "Flow 3: reno &lt;-" in report and "plots/per-flow-avg-rate.png" in report
     # The summary table names every flow and the total.
     for label in ("Flow 1: cubic ->", "Flow 2: cubic ->", "Flow 3: reno <-", "Total: 3 flows"):
         assert label in r.stdout, r.stdout

@@ -93,8 +93,10 @@ def cmd_run(a) -> int:
     print(f"ran {a.file} on the simulator: {dur:g} s simulated in {wall:.2f} s "
           f"({res.meta['sim']['events']:,} events) → {res.path}")
     if not a.no_plots:
+        from .report import write_report
         files = api.plot(res, interval=a.interval)
-        print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}")
+        report = write_report(res, interval=a.interval)
+        print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}; report: {report}")
     print()
     print(_summary_table(res, a.interval))
     return 0
@@ -106,6 +108,18 @@ def cmd_plot(a) -> int:
     files = api.plot(a.dir, a.output, groupings=types, interval=a.interval, fmt=a.format)
     for f in files:
         print(f)
+    return 0
+
+
+def cmd_report(a) -> int:
+    from . import api
+    from .report import write_report
+    from .results import load
+    res = load(a.dir)
+    plots = res.path / "plots"
+    if not (plots / "cwnd.png").exists():
+        api.plot(res, interval=a.interval)
+    print(write_report(res, interval=a.interval))
     return 0
 
 
@@ -181,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     pl_.add_argument("-o", "--output", help="output directory (default DIR/plots)")
     pl_.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
     pl_.set_defaults(fn=cmd_plot)
+
+    rp = sub.add_parser("report", help="write DIR/report.html (plots are made if missing)")
+    rp.add_argument("dir")
+    rp.add_argument("-i", "--interval", type=float, default=0.5)
+    rp.set_defaults(fn=cmd_report)
 
     s = sub.add_parser("stats", help="print the statistics of a results directory")
     s.add_argument("dir")

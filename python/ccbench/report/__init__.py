@@ -1,0 +1,157 @@
+"""A single HTML page per run: what was run, the headline numbers, every plot.
+
+The page lives in the results directory and links the figures written by `ccbench.plot`
+(relative paths), so the directory can be moved or archived as a whole.
+"""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from .. import analysis
+from ..results import Results, load
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;
+color:#222;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em} h2{margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right} th{background:#f3f3f3}
+td.l,th.l{text-align:left} .meta{color:#555} figure{margin:1em 0} img{max-width:100%;border:1px solid #eee}
+pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:.85em}
+"""
+
+
+def _fmt(v, spec=".3f"):
+    if v is None:
+        return "N/A"
+    if isinstance(v, float):
+        return format(v, spec)
+    return html.escape(str(v))
+
+
+def _table(rows: list[dict], cols: list[tuple[str, str, str]]) -> str:
+    """cols: (key, header, format spec); the first column is left-aligned."""
+    head = "".join(f'<th class="{"l" if i == 0 else ""}">{html.escape(h)}</th>'
+                   for i, (_, h, _) in enumerate(cols))
+    body = []
+    for r in rows:
+        cells = "".join(f'<td class="{"l" if i == 0 else ""}">{_fmt(r.get(k), s)}</td>'
+                        for i, (k, _, s) in enumerate(cols))
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _rate(bps):
+    if bps is None:
+        return "unlimited"
+    return f"{bps / 1e9:g} Gbit/s" if bps >= 1e9 else f"{bps / 1e6:g} Mbit/s"
+
+
+def _queue(q):
+    parts = []
+    if q.get("packets") is not None:
+        parts.append(f"{q['packets']} pkt")
+    if q.get("bytes") is not None:
+        parts.append(f"{q['bytes']} B")
+    return f"{q['kind']} " + (" / ".join(parts) if parts else "unlimited")
+
+
+def render(results: Results, plots_dir: Path, interval: float = 0.5, fmt: str = "png") -> str:
+    exp = results.experiment
+    meta = results.meta
+    links = exp["links"]
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench report: "
+           f"{html.escape(str(meta.get('source') or results.path.name))}</title>"
+           f"<style>{_CSS}</style></head><body>"]
+    out.append(f"<h1>ccbench report — {html.escape(str(meta.get('source') or results.path.name))}</h1>")
+    sim = meta.get("sim", {})
+    dur = exp["duration_ns"] / 1e9
+    wall = meta.get("wall_time_s") or 0.0
+    out.append(
+        f"<p class='meta'>backend <b>{html.escape(meta.get('backend', '?'))}</b> · seed {exp.get('seed')} · "
+        f"{dur:g} s simulated in {wall:.2f} s wall ({dur / wall if wall else float('inf'):.1f}× real time, "
+        f"{sim.get('events', 0):,} events) · ccbench {html.escape(str(meta.get('ccbench_version')))} · "
+        f"created {html.escape(str(meta.get('created')))} · per-packet records "
+        f"{'on' if exp.get('record_packets') else 'off (metrics from per-interval aggregates)'}</p>")
+
+    # Topology
+    out.append("<h2>Network</h2>")
+    rows = [{"name": links[i]["name"], "rate": _rate(links[i]["rate_bps"]),
+             "delay": f"{links[i]['delay_ns'] / 1e6:g} ms", "queue": _queue(links[i]["queue"])}
+            for i in exp.get("bottleneck_links", [])]
+    out.append("<p>Bottleneck (central) links:</p>")
+    out.append(_table(rows, [("name", "link", ""), ("rate", "rate", ""), ("delay", "one-way delay", ""),
+                             ("queue", "queue", "")]))
+    frows = []
+    for f in exp["flows"]:
+        first, last = links[f["path"][0]], links[f["path"][-1]]
+        frows.append({
+            "label": f["label"], "start": f["start_ns"] / 1e9,
+            "stop": None if f.get("stop_ns") is None else f["stop_ns"] / 1e9,
+            "bytes": f.get("bytes"), "rtt": f.get("base_rtt_ns", 0) / 1e6,
+            "side": f"{_rate(first['rate_bps'])}, {first['delay_ns'] / 1e6:g} ms / "
+                    f"{_rate(last['rate_bps'])}, {last['delay_ns'] / 1e6:g} ms",
+            "params": ", ".join(f"{k}={v}" for k, v in (f.get("params") or {}).items()) or "",
+        })
+    out.append(_table(frows, [("label", "flow", ""), ("start", "start s", "g"), ("stop", "stop s", "g"),
+                              ("bytes", "bytes", ""), ("rtt", "base RTT ms", "g"),
+                              ("side", "first / last link", ""), ("params", "CC parameters", "")]))
+
+    # Headline numbers
+    out.append(f"<h2>Results</h2><p class='meta'>Aggregation interval {interval:g} s; throughput and "
+               f"delay as CoCo-Beholder defines them (see docs/metrics.md); sizes are IP bytes.</p>")
+    cols = [("curve", "curve", ""), ("avg_tput_mbps", "avg throughput Mbit/s", ".2f"),
+            ("mean_delay_ms", "mean OWD ms", ".2f"), ("median_delay_ms", "median OWD ms", ".2f"),
+            ("p95_delay_ms", "p95 OWD ms", ".2f"), ("loss_pct", "loss %", ".3f")]
+    for grouping in ("per-flow", "per-scheme", "total"):
+        an = analysis.analyze(results, grouping=grouping, interval=interval)
+        out.append(f"<h3>{grouping}</h3>")
+        out.append(_table(list(an.summary.iter_rows(named=True)), cols))
+        if grouping != "total" and an.overall_jain is not None:
+            out.append(f"<p>Jain's index over {grouping.split('-')[1]}s: <b>{an.overall_jain:.4f}</b></p>")
+    try:
+        util = analysis.link_utilization(results)
+        out.append("<h3>Link utilisation</h3>")
+        out.append(_table(list(util.iter_rows(named=True)),
+                          [(c, c, ".2f") for c in util.columns]))
+    except Exception as e:  # report what we can; never fail the page on one table
+        out.append(f"<p class='meta'>link utilisation unavailable: {html.escape(str(e))}</p>")
+    ps = analysis.pantheon_summary(results)
+    out.append("<h3>Pantheon summary</h3>")
+    out.append(_table(list(ps.iter_rows(named=True)), [(c, c, ".3f") for c in ps.columns]))
+
+    # Figures
+    rel = plots_dir.relative_to(results.path) if plots_dir.is_relative_to(results.path) else plots_dir
+    out.append("<h2>Time series</h2>")
+    for name, cap in (("cwnd", "Congestion window per flow"), ("rtt", "Smoothed RTT per flow"),
+                      ("queue", "Bottleneck queue occupancy")):
+        if (plots_dir / f"{name}.{fmt}").exists():
+            out.append(f"<figure><img src='{rel}/{name}.{fmt}' alt='{cap}'><figcaption>{cap}</figcaption></figure>")
+    for prefix in ("per-flow", "per-scheme", "per-direction", "per-scheme-direction", "total"):
+        figs = [k for k in ("avg-rate", "avg-delay", "avg-jain", "ppt-delay")
+                if (plots_dir / f"{prefix}-{k}.{fmt}").exists()]
+        if not figs:
+            continue
+        out.append(f"<h2>{prefix}</h2>")
+        for k in figs:
+            out.append(f"<figure><img src='{rel}/{prefix}-{k}.{fmt}' alt='{prefix} {k}'></figure>")
+        stats = plots_dir / f"{prefix}-stats.log"
+        if stats.exists():
+            out.append(f"<details><summary>{prefix} statistics file</summary>"
+                       f"<pre>{html.escape(stats.read_text())}</pre></details>")
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def write_report(results: Results | str | Path, plots_dir: str | Path | None = None,
+                 interval: float = 0.5, fmt: str = "png") -> Path:
+    """Write <results>/report.html (plots are expected in `plots_dir`, default <results>/plots)."""
+    if not isinstance(results, Results):
+        results = load(results)
+    plots_dir = Path(plots_dir) if plots_dir else results.path / "plots"
+    path = results.path / "report.html"
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(render(results, plots_dir, interval, fmt))
+    tmp.replace(path)
+    return path
