@@ -1,0 +1,627 @@
+//! CUBIC as in Linux net/ipv4/tcp_cubic.c (5.7+/6.x form, "v2.3" with µs HyStart),
+//! cc-algorithms.md §4; RFC 8312/9438 for the model.
+//!
+//! Arithmetic choices (stated as the brief asks):
+//! * Integer/fixed-point exactly where the kernel uses it: time in `BICTCP_HZ` units (2^-10 s),
+//!   `cube_factor = 2^40 / (bic_scale·10)`, `delta = (cube_rtt_scale·offs³) >> 40`,
+//!   `beta_scale = 8·(1024+β)/3/(1024−β)` (integer, = 15 for β = 717), packet-unit cwnd.
+//! * Cube root: the kernel uses a 64-entry table plus one Newton–Raphson step (avg error ≈ 0.2 %).
+//!   We compute the **exact integer floor cube root** instead (own implementation), so `bic_K`
+//!   can differ from the kernel's by a few units of 2^-10 s (≈ 0.2 %, a few ms).
+//! * Jiffies: HZ = 1000 (`tcp_jiffies32` = now in ms). `epoch_start`, `last_time`, the once-per-jiffy
+//!   update, the HZ/32 (31 ms) hold-off and `usecs_to_jiffies(delay_min)` (rounded up) all use it.
+//! * `offs³·cube_rtt_scale` is computed in 128 bits and saturated (the kernel's u64 product would
+//!   overflow after ≈ 300 s without a loss; irrelevant in practice).
+//! * HyStart uses µs timestamps (`tcp_mstamp`) as in ≥ 5.7; the ACK-train threshold includes the
+//!   TSO/GRO cushion `min(1 ms, gso_max_size·4/pacing_rate)` with gso_max_size = 65536 B and is
+//!   halved when the socket is not paced (no fq and no internal pacing), as in the kernel.
+
+use super::{
+    tcp_cong_avoid_ai, tcp_slow_start, CaEvent, CongestionControl, PacingStatus, ParamInfo, Params,
+    Sock, AckSample,
+};
+use crate::tcp::CaState;
+
+/// `BICTCP_BETA_SCALE`: scale of `beta` (max_cwnd = cwnd·beta/1024).
+const BICTCP_BETA_SCALE: u32 = 1024;
+/// `BICTCP_HZ`: CUBIC time unit is 2^-10 s.
+const BICTCP_HZ: u32 = 10;
+/// Kernel jiffies per second assumed (HZ = 1000, the common distribution choice).
+const HZ: u64 = 1000;
+/// `HYSTART_ACK_TRAIN` / `HYSTART_DELAY` bits of `hystart_detect`.
+const HYSTART_ACK_TRAIN: u32 = 0x1;
+const HYSTART_DELAY: u32 = 0x2;
+/// `HYSTART_MIN_SAMPLES`: RTT samples per round before the delay test.
+const HYSTART_MIN_SAMPLES: u8 = 8;
+/// `HYSTART_DELAY_MIN` / `HYSTART_DELAY_MAX` (µs): clamp of the delay-increase threshold.
+const HYSTART_DELAY_MIN: u32 = 4000;
+const HYSTART_DELAY_MAX: u32 = 16000;
+/// `sk_gso_max_size` default (`GSO_MAX_SIZE`, bytes), for the ACK-train cushion.
+const GSO_MAX_SIZE: u64 = 65536;
+
+/// Module parameters (Linux names and defaults, tcp_cubic.c `module_param`).
+pub static PARAMS: &[ParamInfo] = &[
+    ParamInfo { name: "beta", default: 717.0, doc: "multiplicative decrease factor ×1024 (717 ≈ 0.7): ssthresh = max(cwnd·beta/1024, 2)" },
+    ParamInfo { name: "bic_scale", default: 41.0, doc: "cubic scaling: C = bic_scale·10/1024 packets/s³ (41 ⇒ C ≈ 0.4)" },
+    ParamInfo { name: "fast_convergence", default: 1.0, doc: "release bandwidth faster: W_max = cwnd·(1024+beta)/2048 when cwnd < previous W_max" },
+    ParamInfo { name: "tcp_friendliness", default: 1.0, doc: "never grow slower than the Reno estimate (TCP-friendly region)" },
+    ParamInfo { name: "hystart", default: 1.0, doc: "hybrid slow start: leave slow start early on ACK-train or delay-increase detection" },
+    ParamInfo { name: "hystart_detect", default: 3.0, doc: "HyStart detectors bitmask: 1 = ACK train, 2 = delay increase, 3 = both" },
+    ParamInfo { name: "hystart_low_window", default: 16.0, doc: "HyStart only when cwnd ≥ this many packets" },
+    ParamInfo { name: "hystart_ack_delta_us", default: 2000.0, doc: "ACKs closer than this (µs) continue an ACK train" },
+    ParamInfo { name: "initial_ssthresh", default: 0.0, doc: "initial ssthresh in packets (0 = infinite); used only when hystart is off" },
+];
+
+/// Resolved parameters and the derived constants of `cubictcp_register`.
+#[derive(Clone, Debug)]
+pub struct CubicParams {
+    pub beta: u32,
+    pub bic_scale: u32,
+    pub fast_convergence: bool,
+    pub tcp_friendliness: bool,
+    pub hystart: bool,
+    pub hystart_detect: u32,
+    pub hystart_low_window: u32,
+    pub hystart_ack_delta_us: u32,
+    pub initial_ssthresh: u32,
+    /// `cube_rtt_scale = bic_scale·10`.
+    cube_rtt_scale: u64,
+    /// `beta_scale = 8·(1024+beta)/3/(1024−beta)`: Reno-estimate ACK count per +1, ×8.
+    beta_scale: u32,
+    /// `cube_factor = 2^(10+3·BICTCP_HZ) / (bic_scale·10)`.
+    cube_factor: u64,
+}
+
+impl CubicParams {
+    pub fn new(
+        beta: u32,
+        bic_scale: u32,
+        fast_convergence: bool,
+        tcp_friendliness: bool,
+        hystart: bool,
+        hystart_detect: u32,
+        hystart_low_window: u32,
+        hystart_ack_delta_us: u32,
+        initial_ssthresh: u32,
+    ) -> Self {
+        let cube_rtt_scale = bic_scale as u64 * 10;
+        CubicParams {
+            beta,
+            bic_scale,
+            fast_convergence,
+            tcp_friendliness,
+            hystart,
+            hystart_detect,
+            hystart_low_window,
+            hystart_ack_delta_us,
+            initial_ssthresh,
+            cube_rtt_scale,
+            beta_scale: 8 * (BICTCP_BETA_SCALE + beta) / 3 / (BICTCP_BETA_SCALE - beta),
+            cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / cube_rtt_scale,
+        }
+    }
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        CubicParams::new(717, 41, true, true, true, 3, 16, 2000, 0)
+    }
+}
+
+/// Exact floor of the cube root of a 64-bit integer (digit-by-digit, 3 bits per step).
+pub fn cubic_root(a: u64) -> u32 {
+    let mut x = a;
+    let mut y: u64 = 0;
+    let mut s: i32 = 63;
+    while s >= 0 {
+        y <<= 1;
+        let b = 3 * y * (y + 1) + 1;
+        if (x >> s) >= b {
+            x -= b << s;
+            y += 1;
+        }
+        s -= 3;
+    }
+    y as u32
+}
+
+/// Per-connection state (`struct bictcp`).
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    p: CubicParams,
+    /// Increase cwnd by 1 after `cnt` ACKed packets.
+    cnt: u32,
+    /// W_max (packets).
+    last_max_cwnd: u32,
+    last_cwnd: u32,
+    /// Jiffies of the last `cnt` update.
+    last_time: u64,
+    /// Origin point of the cubic function (packets).
+    bic_origin_point: u32,
+    /// Time from epoch start to the origin point, 2^-10 s units.
+    bic_k: u32,
+    /// Minimum RTT seen (µs), 0 = none.
+    delay_min: u32,
+    /// Jiffies at the start of the current epoch (None = no epoch; the kernel uses 0).
+    epoch_start: Option<u64>,
+    /// ACKed packets counted for the Reno estimate.
+    ack_cnt: u32,
+    /// Reno-equivalent cwnd estimate (packets).
+    tcp_cwnd: u32,
+    // HyStart
+    sample_cnt: u8,
+    found: bool,
+    round_start: u64,
+    end_seq: u64,
+    last_ack: u64,
+    curr_rtt: u32,
+}
+
+impl Cubic {
+    pub fn new(p: CubicParams) -> Self {
+        Cubic {
+            p,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            bic_origin_point: 0,
+            bic_k: 0,
+            delay_min: 0,
+            epoch_start: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            sample_cnt: 0,
+            found: false,
+            round_start: 0,
+            end_seq: 0,
+            last_ack: 0,
+            curr_rtt: u32::MAX,
+        }
+    }
+
+    pub fn from_params(p: &Params) -> Result<Self, String> {
+        Ok(Cubic::new(CubicParams::new(
+            p.int("beta", 717, 1, 1023)? as u32,
+            p.int("bic_scale", 41, 1, 1 << 20)? as u32,
+            p.bool("fast_convergence", true)?,
+            p.bool("tcp_friendliness", true)?,
+            p.bool("hystart", true)?,
+            p.int("hystart_detect", 3, 0, 3)? as u32,
+            p.int("hystart_low_window", 16, 0, 1 << 30)? as u32,
+            p.int("hystart_ack_delta_us", 2000, 0, 1 << 30)? as u32,
+            p.int("initial_ssthresh", 0, 0, 0x7fff_ffff)? as u32,
+        )))
+    }
+
+    #[inline]
+    fn jiffies(sk: &Sock) -> u64 {
+        sk.now_ns / (1_000_000_000 / HZ)
+    }
+
+    /// `bictcp_reset`: everything but the parameters and (kernel: fields after `unused`) HyStart.
+    fn reset(&mut self) {
+        let p = self.p.clone();
+        let (round_start, end_seq, last_ack, curr_rtt, sample_cnt) =
+            (self.round_start, self.end_seq, self.last_ack, self.curr_rtt, self.sample_cnt);
+        *self = Cubic::new(p);
+        self.round_start = round_start;
+        self.end_seq = end_seq;
+        self.last_ack = last_ack;
+        self.curr_rtt = curr_rtt;
+        self.sample_cnt = sample_cnt;
+        self.found = false;
+    }
+
+    fn hystart_reset(&mut self, sk: &Sock) {
+        self.round_start = sk.now_us;
+        self.last_ack = sk.now_us;
+        self.end_seq = sk.snd_nxt;
+        self.curr_rtt = u32::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// `bictcp_update`: compute `cnt` from the cubic curve and the TCP-friendly estimate.
+    fn update(&mut self, sk: &Sock, cwnd: u32, acked: u32) {
+        let now = Self::jiffies(sk);
+        self.ack_cnt = self.ack_cnt.wrapping_add(acked);
+        if self.last_cwnd == cwnd && now.wrapping_sub(self.last_time) <= HZ / 32 {
+            return;
+        }
+        // The cubic function updates cnt at most once per jiffy; every reduction clears
+        // epoch_start, which forces a recalculation.
+        if !(self.epoch_start.is_some() && now == self.last_time) {
+            self.last_cwnd = cwnd;
+            self.last_time = now;
+            if self.epoch_start.is_none() {
+                self.epoch_start = Some(now);
+                self.ack_cnt = acked;
+                self.tcp_cwnd = cwnd;
+                if self.last_max_cwnd <= cwnd {
+                    self.bic_k = 0;
+                    self.bic_origin_point = cwnd;
+                } else {
+                    // K = cbrt((W_max − cwnd)/C) in 2^-10 s: cube_factor·ΔW = ΔW·2^30/C.
+                    self.bic_k =
+                        cubic_root(self.p.cube_factor * (self.last_max_cwnd - cwnd) as u64);
+                    self.bic_origin_point = self.last_max_cwnd;
+                }
+            }
+            // t = elapsed + delay_min (one RTT ahead), jiffies -> 2^-10 s.
+            let epoch = self.epoch_start.unwrap();
+            let delay_j = (self.delay_min as u64 * HZ + 999_999) / 1_000_000; // usecs_to_jiffies
+            let t = ((now.saturating_sub(epoch) + delay_j) << BICTCP_HZ) / HZ;
+            let k = self.bic_k as u64;
+            let offs = if t < k { k - t } else { t - k };
+            let d = (self.p.cube_rtt_scale as u128 * (offs as u128).pow(3)) >> (10 + 3 * BICTCP_HZ);
+            let delta = d.min(u32::MAX as u128) as u32;
+            let bic_target = if t < k {
+                self.bic_origin_point.saturating_sub(delta)
+            } else {
+                self.bic_origin_point.saturating_add(delta)
+            };
+            self.cnt = if bic_target > cwnd { cwnd / (bic_target - cwnd) } else { 100 * cwnd };
+            // Initial growth may be too conservative while the bandwidth is unknown: ≥ 5 %/RTT.
+            if self.last_max_cwnd == 0 && self.cnt > 20 {
+                self.cnt = 20;
+            }
+        }
+        // TCP-friendly region.
+        if self.p.tcp_friendliness {
+            let delta = (cwnd * self.p.beta_scale) >> 3;
+            if delta > 0 {
+                while self.ack_cnt > delta {
+                    self.ack_cnt -= delta;
+                    self.tcp_cwnd += 1;
+                }
+            }
+            if self.tcp_cwnd > cwnd {
+                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+                if self.cnt > max_cnt {
+                    self.cnt = max_cnt;
+                }
+            }
+        }
+        // At most 1 packet per 2 ACKed: cwnd grows at most 1.5× per RTT.
+        self.cnt = self.cnt.max(2);
+    }
+
+    /// `hystart_ack_delay`: TSO/GRO cushion for the ACK-train test (µs).
+    fn hystart_ack_delay(sk: &Sock) -> u32 {
+        let rate_bytes = sk.pacing_rate_bps / 8.0;
+        if rate_bytes <= 0.0 {
+            return 0;
+        }
+        let d = (GSO_MAX_SIZE as f64 * 4.0 * 1e6 / rate_bytes).floor();
+        d.min(1000.0) as u32
+    }
+
+    fn hystart_update(&mut self, sk: &mut Sock, delay: u32) {
+        if sk.snd_una > self.end_seq {
+            self.hystart_reset(sk);
+        }
+        if self.p.hystart_detect & HYSTART_ACK_TRAIN != 0 {
+            let now = sk.now_us;
+            if now.wrapping_sub(self.last_ack) <= self.p.hystart_ack_delta_us as u64 {
+                self.last_ack = now;
+                let mut threshold = self.delay_min + Self::hystart_ack_delay(sk);
+                // Unpaced: the train triggers past delay_min/2 (pacing may spread it over RTT/2).
+                if sk.pacing_status == PacingStatus::None {
+                    threshold >>= 1;
+                }
+                if now.wrapping_sub(self.round_start) > threshold as u64 {
+                    self.found = true;
+                    sk.ssthresh = sk.cwnd;
+                }
+            }
+        }
+        if self.p.hystart_detect & HYSTART_DELAY != 0 {
+            if self.curr_rtt > delay {
+                self.curr_rtt = delay;
+            }
+            if self.sample_cnt < HYSTART_MIN_SAMPLES {
+                self.sample_cnt += 1;
+            } else {
+                let thresh = (self.delay_min >> 3).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
+                if self.curr_rtt > self.delay_min + thresh {
+                    self.found = true;
+                    sk.ssthresh = sk.cwnd;
+                }
+            }
+        }
+    }
+
+    /// K in seconds (for tests and traces).
+    pub fn k_seconds(&self) -> f64 {
+        self.bic_k as f64 / 1024.0
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn init(&mut self, sk: &mut Sock) {
+        self.reset();
+        if self.p.hystart {
+            self.hystart_reset(sk);
+        }
+        if !self.p.hystart && self.p.initial_ssthresh != 0 {
+            sk.ssthresh = self.p.initial_ssthresh;
+        }
+    }
+
+    fn ssthresh(&mut self, sk: &mut Sock) -> u32 {
+        self.epoch_start = None; // end of epoch
+        let cwnd = sk.cwnd;
+        // W_max and fast convergence.
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.p.fast_convergence {
+            ((cwnd as u64 * (BICTCP_BETA_SCALE + self.p.beta) as u64) / (2 * BICTCP_BETA_SCALE) as u64) as u32
+        } else {
+            cwnd
+        };
+        ((cwnd as u64 * self.p.beta as u64 / BICTCP_BETA_SCALE as u64) as u32).max(2)
+    }
+
+    fn cong_avoid(&mut self, sk: &mut Sock, acked: u32) {
+        if !sk.is_cwnd_limited() {
+            return;
+        }
+        let mut acked = acked;
+        if sk.in_slow_start() {
+            acked = tcp_slow_start(sk, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(sk, sk.cwnd, acked);
+        let cnt = self.cnt;
+        tcp_cong_avoid_ai(sk, cnt, acked);
+    }
+
+    fn set_state(&mut self, sk: &mut Sock, new_state: CaState) {
+        if new_state == CaState::Loss {
+            self.reset();
+            self.hystart_reset(sk);
+        }
+    }
+
+    fn cwnd_event(&mut self, sk: &mut Sock, ev: CaEvent) {
+        if ev == CaEvent::TxStart {
+            // Idle (application-limited): shift the epoch so cwnd keeps following the curve.
+            let now = Self::jiffies(sk);
+            let lsnd = sk.lsndtime_ns / (1_000_000_000 / HZ);
+            if let Some(e) = self.epoch_start {
+                if now > lsnd {
+                    self.epoch_start = Some((e + (now - lsnd)).min(now));
+                }
+            }
+        }
+    }
+
+    fn pkts_acked(&mut self, sk: &mut Sock, sample: &AckSample) {
+        // Some calls are for duplicates without an RTT.
+        if sample.rtt_us < 0 {
+            return;
+        }
+        // Discard delay samples right after fast recovery (first second of an epoch).
+        if let Some(e) = self.epoch_start {
+            if Self::jiffies(sk).wrapping_sub(e) < HZ {
+                return;
+            }
+        }
+        let delay = (sample.rtt_us.min(u32::MAX as i64) as u32).max(1);
+        if self.delay_min == 0 || self.delay_min > delay {
+            self.delay_min = delay;
+        }
+        if !self.found && sk.in_slow_start() && self.p.hystart && sk.cwnd >= self.p.hystart_low_window {
+            self.hystart_update(sk, delay);
+        }
+    }
+
+    fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("cnt", self.cnt as f64));
+        out.push(("w_max", self.last_max_cwnd as f64));
+        out.push(("k_s", self.k_seconds()));
+        out.push(("origin", self.bic_origin_point as f64));
+        out.push(("delay_min_us", self.delay_min as f64));
+        out.push(("tcp_cwnd", self.tcp_cwnd as f64));
+        out.push(("hystart_found", if self.found { 1.0 } else { 0.0 }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sk_at(ms: u64, cwnd: u32, ssthresh: u32) -> Sock {
+        let mut s = Sock::new(1448, 10);
+        s.now_ns = ms * 1_000_000;
+        s.now_us = ms * 1000;
+        s.cwnd = cwnd;
+        s.ssthresh = ssthresh;
+        s.is_cwnd_limited_flag = true;
+        s
+    }
+
+    #[test]
+    fn cube_root_exact() {
+        for &(a, r) in &[(0u64, 0u32), (1, 1), (7, 1), (8, 2), (26, 2), (27, 3), (1_000_000, 100), (999_999, 99)] {
+            assert_eq!(cubic_root(a), r, "cbrt({})", a);
+        }
+        let big = (2_642_245u64).pow(3); // largest cube < 2^64
+        assert_eq!(cubic_root(big), 2_642_245);
+        assert_eq!(cubic_root(big - 1), 2_642_244);
+        assert_eq!(cubic_root(u64::MAX), 2_642_245);
+    }
+
+    #[test]
+    fn derived_constants_match_kernel() {
+        let p = CubicParams::default();
+        assert_eq!(p.beta_scale, 15);
+        assert_eq!(p.cube_rtt_scale, 410);
+        assert_eq!(p.cube_factor, (1u64 << 40) / 410);
+    }
+
+    #[test]
+    fn ssthresh_beta_and_fast_convergence() {
+        let mut c = Cubic::new(CubicParams::default());
+        let mut s = sk_at(0, 100, 1000);
+        assert_eq!(c.ssthresh(&mut s), 70); // 100·717/1024 = 70.02
+        assert_eq!(c.last_max_cwnd, 100);
+        s.cwnd = 80; // below W_max: fast convergence W_max = 80·1741/2048 = 68
+        assert_eq!(c.ssthresh(&mut s), 56);
+        assert_eq!(c.last_max_cwnd, 68);
+        s.cwnd = 2;
+        assert_eq!(c.ssthresh(&mut s), 2);
+        let mut nofc = Cubic::new(CubicParams::new(717, 41, false, true, true, 3, 16, 2000, 0));
+        let mut s = sk_at(0, 100, 1000);
+        nofc.ssthresh(&mut s);
+        s.cwnd = 80;
+        nofc.ssthresh(&mut s);
+        assert_eq!(nofc.last_max_cwnd, 80);
+    }
+
+    /// K = cbrt(W_max·(1−β)/C) and W(t) = C·(t−K)³ + W_max against hand-computed values.
+    #[test]
+    fn k_and_window_curve() {
+        let mut c = Cubic::new(CubicParams::new(717, 41, true, false, false, 0, 16, 2000, 0));
+        let mut s = sk_at(1000, 100, 1000);
+        c.ssthresh(&mut s); // W_max = 100
+        s.cwnd = 70;
+        s.ssthresh = 70;
+        c.delay_min = 0; // t = elapsed only
+        c.update(&s, 70, 1);
+        // Hand value: C = 410/1024 = 0.400390625; K = cbrt(30/C) = cbrt(74.9268) = 4.2153 s
+        // = 4316.5 in 2^-10 s; integer floor cbrt(2^40/410·30) = 4316.
+        assert_eq!(c.bic_k, 4316);
+        assert!((c.k_seconds() - 4.2153).abs() < 0.001);
+        assert_eq!(c.bic_origin_point, 100);
+        // At t = 0: target = 100 − C·K³; in fixed point delta = 410·4316³ >> 40 = 29 (29.98
+        // floored) ⇒ target 71 ⇒ cnt = 70/(71−70) = 70.
+        assert_eq!(c.cnt, 70);
+        // At t = 2 s (2048 units): offs = 2268; delta = 410·2268³ >> 40 = 4 (hand: 0.4004·2.2148³ = 4.35)
+        // target = 96 ⇒ cnt = 70/(96−70) = 2.
+        s.now_ns += 2_000_000_000;
+        c.update(&s, 70, 1);
+        assert_eq!(c.cnt, 2);
+        // At t = K + 1 s (5340 units, offs = 1024): delta = 410·1024³>>40 = 0 (0.4004 → floor 0):
+        // target = origin = 100; with cwnd 99: cnt = 99.
+        let mut s2 = s.clone();
+        s2.now_ns = 1_000_000_000 + 5_215_000_000; // elapsed 5215 ms -> t = 5340 units
+        c.update(&s2, 99, 1);
+        assert_eq!(c.cnt, 99);
+        // At t = K + 3 s (elapsed 7215 ms ⇒ 7388 units, offs = 3072): delta = 410·3072³>>40 = 10
+        // (hand 0.4004·27 = 10.8) ⇒ target 110.
+        let mut s3 = s.clone();
+        s3.now_ns = 1_000_000_000 + 7_215_000_000;
+        c.update(&s3, 105, 1);
+        assert_eq!(c.cnt, 105 / (110 - 105));
+    }
+
+    #[test]
+    fn cnt_updates_once_per_jiffy_and_holds_31ms() {
+        let mut c = Cubic::new(CubicParams::new(717, 41, true, false, false, 0, 16, 2000, 0));
+        let mut s = sk_at(1000, 100, 1000);
+        c.ssthresh(&mut s);
+        c.update(&s, 70, 1);
+        let cnt0 = c.cnt;
+        c.cnt = 12345; // marker: unchanged cwnd within HZ/32 ⇒ no recalculation
+        s.now_ns += 20_000_000;
+        c.update(&s, 70, 1);
+        assert_eq!(c.cnt, 12345);
+        s.now_ns += 20_000_000; // 40 ms > 31 ms
+        c.update(&s, 70, 1);
+        assert_ne!(c.cnt, 12345);
+        assert!(c.cnt <= cnt0);
+    }
+
+    #[test]
+    fn tcp_friendly_region_caps_cnt() {
+        // cwnd just below W_max (plateau, slow cubic growth), friendliness on: the Reno
+        // estimate must take over. W_max 710, cwnd 700: K = cbrt(2^40/410·10) = 2993 units;
+        // at t = 102 units cubic target = 710 − 9 = 701 ⇒ cnt 700 before the friendly cap.
+        let mut c = Cubic::new(CubicParams::new(717, 41, true, true, false, 0, 16, 2000, 0));
+        let mut s = sk_at(1000, 700, 100000);
+        c.last_max_cwnd = 710;
+        c.update(&s, 700, 1);
+        assert_eq!(c.bic_k, 2993);
+        // Feed 700·15/8 = 1312 acks per Reno +1; 3000 acks ⇒ tcp_cwnd = 702.
+        s.now_ns += 100_000_000;
+        c.update(&s, 700, 3000);
+        assert_eq!(c.tcp_cwnd, 702);
+        assert_eq!(c.cnt, 700 / 2);
+    }
+
+    #[test]
+    fn first_epoch_growth_at_least_5_percent() {
+        let mut c = Cubic::new(CubicParams::new(717, 41, true, false, false, 0, 16, 2000, 0));
+        let s = sk_at(1000, 100, 50);
+        c.update(&s, 100, 1); // no W_max yet: origin = cwnd, target ≈ cwnd ⇒ cnt capped at 20
+        assert_eq!(c.cnt, 20);
+    }
+
+    #[test]
+    fn hystart_delay_exit() {
+        let mut c = Cubic::new(CubicParams::new(717, 41, true, true, true, HYSTART_DELAY, 16, 2000, 0));
+        let mut s = sk_at(0, 16, crate::cc::TCP_INFINITE_SSTHRESH);
+        s.snd_nxt = 100 * 1448;
+        c.init(&mut s);
+        // Round 1: 10 ms RTT samples establish delay_min = 10 ms.
+        for i in 0..10 {
+            s.now_us += 1000;
+            c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 10_000 + i, in_flight: 16 });
+        }
+        assert!(!c.found);
+        // Threshold = delay_min + clamp(10000/8, 4000, 16000) = 14 ms. New round with 13.9 ms: no exit.
+        s.snd_una = s.snd_nxt + 1;
+        s.snd_nxt += 100 * 1448;
+        for _ in 0..10 {
+            s.now_us += 1000;
+            c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 13_900, in_flight: 16 });
+        }
+        assert!(!c.found);
+        // Next round: 14.5 ms > 14 ms after 8 samples ⇒ exit, ssthresh = cwnd.
+        s.snd_una = s.snd_nxt + 1;
+        s.snd_nxt += 100 * 1448;
+        for i in 0..9 {
+            s.now_us += 1000;
+            c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 14_500, in_flight: 16 });
+            if i < 8 {
+                assert!(!c.found, "exit only after {} samples", HYSTART_MIN_SAMPLES);
+            }
+        }
+        assert!(c.found);
+        assert_eq!(s.ssthresh, 16);
+    }
+
+    #[test]
+    fn hystart_ack_train_exit_unpaced() {
+        let mut c = Cubic::new(CubicParams::new(717, 41, true, true, true, HYSTART_ACK_TRAIN, 16, 2000, 0));
+        let mut s = sk_at(0, 32, crate::cc::TCP_INFINITE_SSTHRESH);
+        s.snd_nxt = 1_000_000;
+        c.init(&mut s);
+        // delay_min 20 ms; unpaced, rate 0 ⇒ threshold = 10 ms. ACKs every 1 ms (a train).
+        let mut exit_at = None;
+        for i in 1..=20u64 {
+            s.now_us = i * 1000;
+            c.pkts_acked(&mut s, &AckSample { pkts_acked: 2, rtt_us: 20_000, in_flight: 32 });
+            if c.found && exit_at.is_none() {
+                exit_at = Some(i);
+            }
+        }
+        assert_eq!(exit_at, Some(11)); // 11 ms > 10 ms since round start
+        assert_eq!(s.ssthresh, 32);
+    }
+
+    #[test]
+    fn loss_state_resets_w_max() {
+        let mut c = Cubic::new(CubicParams::default());
+        let mut s = sk_at(0, 100, 1000);
+        c.ssthresh(&mut s);
+        assert_eq!(c.last_max_cwnd, 100);
+        c.set_state(&mut s, CaState::Loss);
+        assert_eq!(c.last_max_cwnd, 0);
+    }
+}

@@ -1,0 +1,613 @@
+//! TCP receiver: in-order/out-of-order bookkeeping, SACK/D-SACK generation (RFC 2018/2883,
+//! Linux `tcp_sack_new_ofo_skb` block ordering), timestamp echo (RFC 7323 `ts_recent` rule),
+//! and Linux's ACK scheduling (linux-tcp.md §4.1): delayed ACK with `ato` adaptation, quick-ACK
+//! mode, immediate ACK when more than one full segment is unacknowledged, on duplicates, when the
+//! out-of-order queue drains, and for the first 3 dupACKs per `rcv_nxt` while data is out of
+//! order; after that, SACK compression (≥ 4.18).
+//!
+//! Simplifications: the application reads instantly, so the advertised window is always
+//! `rwnd_bytes` (no autotuning, no SWS logic); no pingpong (interactive) mode since the receiver
+//! never sends data; SACK-compression delay is `comp_sack_delay_ns` (Linux: min(1 ms, RTT/20),
+//! identical for RTT ≥ 20 ms; the receiver has no RTT estimate of its own here).
+
+use super::{AckSeg, DataSeg, TcpConfig};
+
+/// `TCP_DELACK_MIN` = `TCP_ATO_MIN` = HZ/25 (40 ms).
+const TCP_ATO_MIN_NS: u64 = 40_000_000;
+const TCP_DELACK_MIN_NS: u64 = 40_000_000;
+/// `TCP_DELACK_MAX` = HZ/5 (200 ms), also the default `icsk_delack_max`.
+const TCP_DELACK_MAX_NS: u64 = 200_000_000;
+/// Upper bound of `ato` when not in pingpong mode (HZ/2).
+const MAX_ATO_NS: u64 = 500_000_000;
+/// `TCP_MAX_QUICKACKS`.
+const TCP_MAX_QUICKACKS: u32 = 16;
+/// `TCP_MSS_DEFAULT`: initial receiver estimate of the peer's MSS.
+const TCP_MSS_DEFAULT: u32 = 536;
+/// `TCP_NUM_SACKS`: SACK blocks remembered by the receiver.
+const TCP_NUM_SACKS: usize = 4;
+/// `TCP_FASTRETRANS_THRESH`: dupACKs sent immediately before SACK compression starts.
+const TCP_FASTRETRANS_THRESH: u32 = 3;
+/// `tcp_comp_sack_nr`: at most this many ACKs compressed into one.
+const TCP_COMP_SACK_NR: u32 = 44;
+/// SACK blocks that fit in the option space alongside timestamps.
+const MAX_SACK_BLOCKS_ON_WIRE: usize = 3;
+
+pub struct TcpReceiver {
+    mss: u32,
+    rwnd: u64,
+    delayed_ack: bool,
+    sack: bool,
+    sack_compression: bool,
+    comp_sack_delay_ns: u64,
+    /// Receiver's `icsk_rto` (it never sends data, so it stays at the initial RTO).
+    rto_ns: u64,
+
+    synack_pending: bool,
+    rcv_nxt: u64,
+    /// `rcv_nxt` when the last ACK was sent.
+    rcv_wup: u64,
+    /// Out-of-order data as sorted, disjoint, non-adjacent [start, end) ranges.
+    ofo: Vec<(u64, u64)>,
+    /// SACK blocks, most recently changed first.
+    sacks: [(u64, u64); TCP_NUM_SACKS],
+    num_sacks: usize,
+    dsack: Option<(u64, u64)>,
+    ts_recent: u64,
+
+    // ACK scheduling (`icsk_ack`).
+    rcv_mss: u32,
+    quick: u32,
+    ato: u64,
+    lrcvtime: u64,
+    ack_scheduled: bool,
+    ack_now: bool,
+    /// An ACK must be emitted by the next `poll_ack`.
+    send_pending: bool,
+    delack_timer: Option<u64>,
+    // SACK compression.
+    compressed_ack_rcv_nxt: u64,
+    dup_ack_counter: u32,
+    compressed_ack: u32,
+    comp_timer: Option<u64>,
+
+    /// ACKs emitted (including the SYN-ACK).
+    pub acks_sent: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig) -> Self {
+        TcpReceiver {
+            mss: cfg.mss,
+            rwnd: cfg.rwnd_bytes,
+            delayed_ack: cfg.delayed_ack,
+            sack: cfg.sack,
+            sack_compression: cfg.sack_compression,
+            comp_sack_delay_ns: cfg.comp_sack_delay_ns,
+            rto_ns: cfg.initial_rto_ns,
+            synack_pending: false,
+            rcv_nxt: 0,
+            rcv_wup: 0,
+            ofo: Vec::with_capacity(16),
+            sacks: [(0, 0); TCP_NUM_SACKS],
+            num_sacks: 0,
+            dsack: None,
+            ts_recent: 0,
+            rcv_mss: TCP_MSS_DEFAULT.min(cfg.mss),
+            quick: 0,
+            ato: 0,
+            lrcvtime: 0,
+            ack_scheduled: false,
+            ack_now: false,
+            send_pending: false,
+            delack_timer: None,
+            compressed_ack_rcv_nxt: 0,
+            dup_ack_counter: 0,
+            compressed_ack: 0,
+            comp_timer: None,
+            acks_sent: 0,
+        }
+    }
+
+    /// Next byte expected.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    pub fn on_data(&mut self, now: u64, seg: &DataSeg) {
+        if seg.syn {
+            // (Re)transmitted SYN: answer with a SYN-ACK at once.
+            self.synack_pending = true;
+            self.ts_recent = seg.tsval_ns;
+            return;
+        }
+        if seg.len == 0 {
+            return;
+        }
+        // RFC 7323: remember TSval of the segment at the left edge of the window.
+        if seg.seq <= self.rcv_wup && seg.tsval_ns >= self.ts_recent {
+            self.ts_recent = seg.tsval_ns;
+        }
+        let (seq, end) = (seg.seq, seg.end());
+        if end <= self.rcv_nxt {
+            // Entirely duplicate: D-SACK it and ACK at once (Linux enters quick-ACK mode).
+            self.set_dsack(seq, end);
+            self.enter_quickack_mode();
+            self.ack_scheduled = true;
+        } else if seq <= self.rcv_nxt {
+            if seq < self.rcv_nxt {
+                self.set_dsack(seq, self.rcv_nxt);
+            }
+            self.rcv_nxt = end;
+            self.event_data_recv(now, seg.len);
+            if !self.ofo.is_empty() {
+                self.drain_ofo();
+                // RFC 5681 §4.2: ACK immediately when a gap is filled.
+                if self.ofo.is_empty() {
+                    self.ack_now = true;
+                }
+            }
+            self.sack_remove();
+        } else {
+            self.queue_ofo(seq, end);
+            self.ack_scheduled = true;
+        }
+        self.ack_snd_check(now);
+    }
+
+    /// Next ACK to send, if any (call until None).
+    pub fn poll_ack(&mut self, _now: u64) -> Option<AckSeg> {
+        if self.synack_pending {
+            self.synack_pending = false;
+            self.acks_sent += 1;
+            return Some(AckSeg { ack: 0, syn: true, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ..Default::default() });
+        }
+        if !self.send_pending {
+            return None;
+        }
+        self.send_pending = false;
+        let mut a = AckSeg { ack: self.rcv_nxt, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ..Default::default() };
+        let mut n = 0;
+        if let Some(d) = self.dsack {
+            a.sack[0] = d;
+            a.dsack = true;
+            n = 1;
+        }
+        for i in 0..self.num_sacks {
+            if n == MAX_SACK_BLOCKS_ON_WIRE {
+                break;
+            }
+            a.sack[n] = self.sacks[i];
+            n += 1;
+        }
+        a.n_sack = n as u8;
+        self.event_ack_sent();
+        Some(a)
+    }
+
+    /// Earliest pending timer (delayed ACK or SACK compression).
+    pub fn next_timer(&self) -> Option<u64> {
+        match (self.delack_timer, self.comp_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn on_timer(&mut self, now: u64) {
+        if let Some(t) = self.comp_timer {
+            if now >= t {
+                self.comp_timer = None;
+                if self.compressed_ack > 0 {
+                    self.compressed_ack -= 1;
+                    self.send_pending = true;
+                }
+            }
+        }
+        if let Some(t) = self.delack_timer {
+            if now >= t {
+                self.delack_timer = None;
+                if self.ack_scheduled {
+                    // Delayed ACK missed: inflate ATO (not in pingpong mode).
+                    self.ato = (self.ato << 1).min(self.rto_ns);
+                    self.send_pending = true;
+                }
+            }
+        }
+    }
+
+    // ---- internals ----
+
+    fn set_dsack(&mut self, seq: u64, end: u64) {
+        if !self.sack {
+            return;
+        }
+        self.dsack = Some(match self.dsack {
+            // Extend an unsent D-SACK (tcp_dsack_extend).
+            Some((s, e)) if seq <= e && s <= end => (s.min(seq), e.max(end)),
+            _ => (seq, end),
+        });
+    }
+
+    fn incr_quickack(&mut self) {
+        let mut q = (self.rwnd / (2 * self.rcv_mss as u64)).min(u32::MAX as u64) as u32;
+        if q == 0 {
+            q = 2;
+        }
+        q = q.min(TCP_MAX_QUICKACKS);
+        if q > self.quick {
+            self.quick = q;
+        }
+    }
+
+    fn enter_quickack_mode(&mut self) {
+        self.incr_quickack();
+        self.ato = TCP_ATO_MIN_NS;
+    }
+
+    /// `tcp_event_data_recv`: rcv_mss estimate and `ato` adaptation for in-order data.
+    fn event_data_recv(&mut self, now: u64, len: u32) {
+        self.ack_scheduled = true;
+        if len >= self.rcv_mss {
+            self.rcv_mss = len.min(self.mss);
+        }
+        if self.ato == 0 {
+            // First data segment.
+            self.incr_quickack();
+            self.ato = TCP_ATO_MIN_NS;
+        } else {
+            let m = now.saturating_sub(self.lrcvtime);
+            if m <= TCP_ATO_MIN_NS / 2 {
+                self.ato = (self.ato >> 1) + TCP_ATO_MIN_NS / 2;
+            } else if m < self.ato {
+                self.ato = ((self.ato >> 1) + m).min(self.rto_ns);
+            } else if m > self.rto_ns {
+                // Long gap: the sender probably restarted from a small window.
+                self.incr_quickack();
+            }
+        }
+        self.lrcvtime = now;
+    }
+
+    fn drain_ofo(&mut self) {
+        let mut k = 0;
+        while k < self.ofo.len() && self.ofo[k].0 <= self.rcv_nxt {
+            let (s, e) = self.ofo[k];
+            if e <= self.rcv_nxt {
+                // Already received in order: report as duplicate.
+                self.set_dsack(s, e);
+            } else {
+                self.rcv_nxt = e;
+            }
+            k += 1;
+        }
+        self.ofo.drain(..k);
+    }
+
+    fn queue_ofo(&mut self, seq: u64, end: u64) {
+        // Position of the first range ending at or after `seq`.
+        let i = self.ofo.partition_point(|r| r.1 < seq);
+        if i < self.ofo.len() && self.ofo[i].0 <= seq && end <= self.ofo[i].1 {
+            self.set_dsack(seq, end);
+        } else {
+            // Merge with every range that overlaps or touches [seq, end).
+            let mut j = i;
+            let (mut s, mut e) = (seq, end);
+            while j < self.ofo.len() && self.ofo[j].0 <= end {
+                s = s.min(self.ofo[j].0);
+                e = e.max(self.ofo[j].1);
+                j += 1;
+            }
+            if j == i {
+                self.ofo.insert(i, (s, e));
+            } else {
+                self.ofo[i] = (s, e);
+                self.ofo.drain(i + 1..j);
+            }
+        }
+        if self.sack {
+            self.sack_new_ofo(seq, end);
+        }
+    }
+
+    /// Linux `tcp_sack_new_ofo_skb`: extend a block that touches [seq, end) and move it to the
+    /// front, else push a new block at the front (dropping the oldest if all 4 are in use).
+    fn sack_new_ofo(&mut self, seq: u64, end: u64) {
+        for i in 0..self.num_sacks {
+            let (s, e) = self.sacks[i];
+            if seq <= e && s <= end {
+                self.sacks[i] = (s.min(seq), e.max(end));
+                self.sacks[..=i].rotate_right(1);
+                // Coalesce the front block with any other it now touches.
+                let mut k = 1;
+                while k < self.num_sacks {
+                    let (s0, e0) = self.sacks[0];
+                    let (sk, ek) = self.sacks[k];
+                    if sk <= e0 && s0 <= ek {
+                        self.sacks[0] = (s0.min(sk), e0.max(ek));
+                        self.sacks.copy_within(k + 1..self.num_sacks, k);
+                        self.num_sacks -= 1;
+                    } else {
+                        k += 1;
+                    }
+                }
+                return;
+            }
+        }
+        if self.num_sacks == TCP_NUM_SACKS {
+            self.num_sacks -= 1;
+        }
+        self.sacks.copy_within(0..self.num_sacks, 1);
+        self.sacks[0] = (seq, end);
+        self.num_sacks += 1;
+    }
+
+    /// Linux `tcp_sack_remove`: drop blocks now covered by rcv_nxt.
+    fn sack_remove(&mut self) {
+        if self.ofo.is_empty() {
+            self.num_sacks = 0;
+            return;
+        }
+        let mut k = 0;
+        while k < self.num_sacks {
+            if self.rcv_nxt >= self.sacks[k].0 {
+                self.sacks.copy_within(k + 1..self.num_sacks, k);
+                self.num_sacks -= 1;
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// `__tcp_ack_snd_check`.
+    fn ack_snd_check(&mut self, now: u64) {
+        if !self.ack_scheduled {
+            return;
+        }
+        if !self.delayed_ack
+            || self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64
+            || self.quick > 0
+            || self.ack_now
+        {
+            self.send_pending = true;
+            return;
+        }
+        if self.ofo.is_empty() {
+            self.send_delayed_ack(now);
+            return;
+        }
+        if !self.sack || !self.sack_compression || self.compressed_ack >= TCP_COMP_SACK_NR {
+            self.send_pending = true;
+            return;
+        }
+        if self.compressed_ack_rcv_nxt != self.rcv_nxt {
+            self.compressed_ack_rcv_nxt = self.rcv_nxt;
+            self.dup_ack_counter = 0;
+        }
+        if self.dup_ack_counter < TCP_FASTRETRANS_THRESH {
+            self.dup_ack_counter += 1;
+            self.send_pending = true;
+            return;
+        }
+        self.compressed_ack += 1;
+        if self.comp_timer.is_none() {
+            self.comp_timer = Some(now + self.comp_sack_delay_ns);
+        }
+    }
+
+    /// `tcp_send_delayed_ack`.
+    fn send_delayed_ack(&mut self, now: u64) {
+        let mut ato = self.ato;
+        if ato > TCP_DELACK_MIN_NS {
+            // No pingpong / ACK_PUSHED here, and no srtt of our own to bound it.
+            ato = ato.min(MAX_ATO_NS);
+        }
+        ato = ato.min(TCP_DELACK_MAX_NS);
+        let mut timeout = now + ato;
+        if let Some(t) = self.delack_timer {
+            // If the pending timer is about to expire, send now.
+            if t <= now + (ato >> 2) {
+                self.send_pending = true;
+                return;
+            }
+            if timeout >= t {
+                timeout = t;
+            }
+        }
+        self.delack_timer = Some(timeout);
+    }
+
+    /// `tcp_event_ack_sent`.
+    fn event_ack_sent(&mut self) {
+        self.acks_sent += 1;
+        self.rcv_wup = self.rcv_nxt;
+        if self.quick > 0 {
+            self.quick -= 1;
+            if self.quick == 0 {
+                self.ato = TCP_ATO_MIN_NS;
+            }
+        }
+        self.ack_scheduled = false;
+        self.ack_now = false;
+        self.delack_timer = None;
+        self.dsack = None;
+        self.compressed_ack = 0;
+        self.comp_timer = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1448;
+
+    fn seg(i: u64) -> DataSeg {
+        DataSeg { seq: i * MSS as u64, len: MSS, tsval_ns: i * 1000, ..Default::default() }
+    }
+
+    fn drain(r: &mut TcpReceiver, now: u64) -> Vec<AckSeg> {
+        let mut v = Vec::new();
+        while let Some(a) = r.poll_ack(now) {
+            v.push(a);
+        }
+        v
+    }
+
+    #[test]
+    fn syn_gets_immediate_synack() {
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        r.on_data(5, &DataSeg { syn: true, tsval_ns: 5, ..Default::default() });
+        let a = drain(&mut r, 5);
+        assert_eq!(a.len(), 1);
+        assert!(a[0].syn && a[0].ack == 0 && a[0].tsecr_ns == 5 && a[0].rwnd == 32 << 20);
+        assert_eq!(a[0].ip_bytes(), 60);
+    }
+
+    #[test]
+    fn quickack_first_16_then_every_second_segment() {
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        let mut acks_per_seg = Vec::new();
+        for i in 0..30u64 {
+            let now = i * 10_000; // 10 µs apart
+            r.on_data(now, &seg(i));
+            acks_per_seg.push(drain(&mut r, now));
+        }
+        // First 16 segments: one ACK each, acking exactly that segment.
+        for i in 0..16 {
+            assert_eq!(acks_per_seg[i].len(), 1, "seg {}", i);
+            assert_eq!(acks_per_seg[i][0].ack, (i as u64 + 1) * MSS as u64);
+        }
+        // Then every second segment (> 1 full segment unacknowledged).
+        for i in 16..30 {
+            let expect = if (i - 16) % 2 == 1 { 1 } else { 0 };
+            assert_eq!(acks_per_seg[i].len(), expect, "seg {}", i);
+        }
+        assert_eq!(acks_per_seg[29][0].ack, 30 * MSS as u64);
+        assert_eq!(acks_per_seg[29][0].ip_bytes(), 52);
+    }
+
+    #[test]
+    fn lone_segment_waits_for_40ms_delack_timer() {
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        // Use up the quick ACKs.
+        let mut now = 0;
+        for i in 0..16u64 {
+            now = i * 1_000_000;
+            r.on_data(now, &seg(i));
+            assert_eq!(drain(&mut r, now).len(), 1);
+        }
+        // Segment 16 arrives 1 ms later: no ACK yet; timer at now + ato.
+        now += 1_000_000;
+        r.on_data(now, &seg(16));
+        assert!(drain(&mut r, now).is_empty());
+        let t = r.next_timer().expect("delayed-ACK timer armed");
+        assert_eq!(t - now, 40_000_000);
+        r.on_timer(t - 1);
+        assert!(drain(&mut r, t - 1).is_empty());
+        r.on_timer(t);
+        let a = drain(&mut r, t);
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].ack, 17 * MSS as u64);
+        assert_eq!(r.next_timer(), None);
+        // The missed timer inflated ato to 80 ms (capped by DELACK_MAX 200 ms later on); a lone
+        // segment after a long gap now waits 80 ms.
+        let now2 = t + 100_000_000;
+        r.on_data(now2, &seg(17));
+        assert!(drain(&mut r, now2).is_empty());
+        assert_eq!(r.next_timer().unwrap() - now2, 80_000_000);
+    }
+
+    #[test]
+    fn out_of_order_acks_immediately_with_sack_then_compresses() {
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        for i in 0..20u64 {
+            r.on_data(0, &seg(i));
+            drain(&mut r, 0);
+        }
+        // Segment 20 lost; 21.. arrive: first 3 dupACKs immediately, with SACK blocks.
+        let mut immediate = Vec::new();
+        for i in 21..26u64 {
+            r.on_data(1000 * i, &seg(i));
+            immediate.push(drain(&mut r, 1000 * i));
+        }
+        for k in 0..3 {
+            assert_eq!(immediate[k].len(), 1);
+            let a = immediate[k][0];
+            assert_eq!(a.ack, 20 * MSS as u64);
+            assert_eq!(a.n_sack, 1);
+            assert!(!a.dsack);
+            assert_eq!(a.sack[0], (21 * MSS as u64, (22 + k as u64) * MSS as u64));
+            assert_eq!(a.ip_bytes(), 52 + 12);
+        }
+        // 4th and 5th out-of-order segments: compressed (SACK compression, 1 ms).
+        assert!(immediate[3].is_empty() && immediate[4].is_empty());
+        let t = r.next_timer().unwrap();
+        assert_eq!(t, 24_000 + 1_000_000);
+        r.on_timer(t);
+        let a = drain(&mut r, t);
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].sack[0], (21 * MSS as u64, 26 * MSS as u64));
+        // Retransmission fills the hole: immediate ACK covering everything, no SACK blocks.
+        r.on_data(t + 1, &seg(20));
+        let a = drain(&mut r, t + 1);
+        assert_eq!(a.len(), 1);
+        assert_eq!((a[0].ack, a[0].n_sack), (26 * MSS as u64, 0));
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first_and_dsack() {
+        let mut cfg = TcpConfig::default();
+        cfg.sack_compression = false;
+        let mut r = TcpReceiver::new(&cfg);
+        r.on_data(0, &seg(0));
+        drain(&mut r, 0);
+        // Holes at 1, 3, 5: blocks [2], [4], [6] – most recent first.
+        for &i in &[2u64, 4, 6] {
+            r.on_data(0, &seg(i));
+        }
+        let a = drain(&mut r, 0);
+        let last = a.last().unwrap();
+        let b = |i: u64| (i * MSS as u64, (i + 1) * MSS as u64);
+        assert_eq!(last.n_sack, 3);
+        assert_eq!(&last.sack[..3], &[b(6), b(4), b(2)]);
+        // A duplicate of segment 4: D-SACK first, then the blocks (block [4] moves to the front).
+        r.on_data(0, &seg(4));
+        let a = drain(&mut r, 0);
+        assert_eq!(a.len(), 1);
+        assert!(a[0].dsack);
+        assert_eq!(a[0].n_sack, 3);
+        assert_eq!(&a[0].sack[..3], &[b(4), b(4), b(6)]);
+        assert_eq!(a[0].ip_bytes(), 52 + 4 + 24);
+        // Duplicate below rcv_nxt: D-SACK + immediate ACK.
+        r.on_data(0, &seg(0));
+        let a = drain(&mut r, 0);
+        assert_eq!(a.len(), 1);
+        assert!(a[0].dsack);
+        assert_eq!(a[0].sack[0], b(0));
+        assert_eq!(a[0].ack, MSS as u64);
+    }
+
+    #[test]
+    fn no_delayed_ack_acks_every_segment() {
+        let mut cfg = TcpConfig::default();
+        cfg.delayed_ack = false;
+        let mut r = TcpReceiver::new(&cfg);
+        for i in 0..40u64 {
+            r.on_data(i, &seg(i));
+            assert_eq!(drain(&mut r, i).len(), 1);
+        }
+    }
+
+    #[test]
+    fn tsecr_echoes_left_edge_segment() {
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        for i in 0..16u64 {
+            r.on_data(0, &seg(i));
+            drain(&mut r, 0);
+        }
+        // Two segments per ACK now: the echo is the TSval of the first (at rcv_wup).
+        r.on_data(0, &seg(16));
+        r.on_data(0, &seg(17));
+        let a = drain(&mut r, 0);
+        assert_eq!(a[0].tsecr_ns, 16_000);
+    }
+}
