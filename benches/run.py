@@ -7,7 +7,8 @@
 Each run is a fresh child process; its peak RSS is that child's own (os.wait4 rusage, not the
 RUSAGE_CHILDREN maximum over all children). Wall time is the child's whole life (start-up,
 set-up, simulation, output), measured here; the simulators' own timers are kept in the JSON.
-ccbench runs as `ccbench run <yaml> -o <dir> --no-packets` (sim backend, per-packet records off).
+ccbench runs as `ccbench run <yaml> -o <dir> --no-packets --no-plots -q` (sim backend,
+per-packet records off, no plots).
 
 Writes benches/out/results.json and benches/out/results.md. Standard library only; polars (the
 project venv) is used to read ccbench's flowstats.parquet, through .venv/bin/python if needed.
@@ -168,7 +169,7 @@ def run_ccbench(name: str, seed: int) -> dict:
     if outdir.exists():
         shutil.rmtree(outdir)
     outdir.parent.mkdir(parents=True, exist_ok=True)
-    cmd = base + ["run", str(yaml), "-o", str(outdir), "--no-packets"]
+    cmd = base + ["run", str(yaml), "-o", str(outdir), "--no-packets", "--no-plots", "-q"]
     r = run_measured(cmd, f"ccbench {name}")
     if r["returncode"] != 0:
         return {"ok": False, "error": r["stderr"][-2000:], "cmd": cmd}
@@ -194,7 +195,7 @@ def run_ccbench(name: str, seed: int) -> dict:
         "events": sim.get("events"), "bottleneck_packets": sim.get("bottleneck_packets"),
         "throughput_mbps": thr, "throughput": flow_stats(thr),
         "delivered_ip_mbps": flow_stats(ip_thr),
-        "mode": "ccbench sim backend, per-packet records off (--no-packets)",
+        "mode": "ccbench sim backend, per-packet records off (--no-packets), no plots",
         "sim": sim, "ccbench_version": meta.get("ccbench_version"),
     }
 
@@ -214,7 +215,7 @@ def rate(n, s):
 
 
 def table(results: dict) -> str:
-    head = ("| scen | simulator | wall s | wall s / sim s | events | events/s | bottleneck pkts "
+    head = ("| scen | simulator | wall s | sim loop s | wall s / sim s | events | events/s | bottleneck pkts "
             "| bneck pkts / wall s | peak RSS MB | thr mean Mbit/s | min | max | total |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     ratios = []
@@ -222,11 +223,11 @@ def table(results: dict) -> str:
         dur = SCENARIOS[name]["duration"]
         for sim, r in per.items():
             if not r.get("ok"):
-                lines.append(f"| {name} | {sim} | failed | | | | | | | | | | |")
+                lines.append(f"| {name} | {sim} | failed |" + " |" * (head.count("|") - 4))
                 continue
             t = r["throughput"]
             lines.append(
-                f"| {name} | {sim} | {r['wall_s']:.2f} | {r['wall_s'] / dur:.3f} | {fmt(r['events'])} "
+                f"| {name} | {sim} | {r['wall_s']:.2f} | {fmt(r['run_s'], '.3g')} | {r['wall_s'] / dur:.3f} | {fmt(r['events'])} "
                 f"| {fmt(rate(r['events'], r['wall_s']), '.3g')} | {fmt(r['bottleneck_packets'])} "
                 f"| {fmt(rate(r['bottleneck_packets'], r['wall_s']), '.3g')} "
                 f"| {r['peak_rss_mb']:.0f} | {fmt(t['mean'], '.2f')} | {fmt(t['min'], '.2f')} "
@@ -312,7 +313,8 @@ def main() -> int:
     header = [f"# ccbench vs ns-3 speed benchmark ({datetime.datetime.now().isoformat(timespec='seconds')})",
               "", "Modes: " + "; ".join(sorted(modes)), "",
               "Machine: " + json.dumps(machine()), "",
-              "wall s = whole child process (start-up + set-up + run + output), peak RSS = that "
+              "wall s = whole child process (start-up + set-up + run + output); sim loop s = the "
+              "simulator's own timer (ns-3: Simulator::Run; ccbench: metadata wall_time_s); peak RSS = that "
               "child's own; throughput = application payload per flow / duration (ns-3: "
               "PacketSink bytes); bottleneck pkts = packets sent on the central link in the "
               "data direction; events are each simulator's own count (not comparable 1:1).", ""]
