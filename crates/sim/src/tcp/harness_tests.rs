@@ -1,0 +1,294 @@
+//! Test-only harness: a sender and a receiver joined by an ideal pipe (fixed one-way delay,
+//! optional serialisation rate with an unbounded FIFO, optional drops of data packets), driven
+//! by a tiny event loop. Not the simulator's event loop.
+
+use super::*;
+use crate::cc;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+const MSS: u64 = 1448;
+const MS: u64 = 1_000_000;
+
+enum Pkt {
+    Data(DataSeg),
+    Ack(AckSeg),
+}
+
+type DropFn = Box<dyn FnMut(u64, &DataSeg) -> bool>;
+
+struct Pipe {
+    s: TcpSender,
+    r: TcpReceiver,
+    owd: u64,
+    rate_bps: Option<u64>,
+    link_free: u64,
+    heap: BinaryHeap<Reverse<(u64, u64)>>,
+    pkts: HashMap<u64, Pkt>,
+    next_id: u64,
+    drop: DropFn,
+    /// (time, segment) of every data transmission, and whether it was dropped.
+    sent: Vec<(u64, DataSeg, bool)>,
+    acks: Vec<(u64, AckSeg)>,
+    states: Vec<(u64, CaState)>,
+    now: u64,
+}
+
+impl Pipe {
+    fn new(scheme: &str, cfg: &TcpConfig, app: Option<u64>, owd: u64, rate_bps: Option<u64>, drop: DropFn) -> Self {
+        let cc = cc::make(scheme, &serde_json::Value::Null).unwrap();
+        let mut p = Pipe {
+            s: TcpSender::new(cfg, cc, app),
+            r: TcpReceiver::new(cfg),
+            owd,
+            rate_bps,
+            link_free: 0,
+            heap: BinaryHeap::new(),
+            pkts: HashMap::new(),
+            next_id: 0,
+            drop,
+            sent: Vec::new(),
+            acks: Vec::new(),
+            states: Vec::new(),
+            now: 0,
+        };
+        p.s.open(0);
+        p.flush();
+        p
+    }
+
+    fn push(&mut self, at: u64, pkt: Pkt) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pkts.insert(id, pkt);
+        self.heap.push(Reverse((at, id)));
+    }
+
+    fn flush(&mut self) {
+        let now = self.now;
+        while let Some(d) = self.s.poll_transmit(now) {
+            let dropped = (self.drop)(now, &d);
+            self.sent.push((now, d, dropped));
+            let depart = match self.rate_bps {
+                Some(r) => {
+                    let start = self.link_free.max(now);
+                    self.link_free = start + d.ip_bytes() as u64 * 8 * 1_000_000_000 / r;
+                    self.link_free
+                }
+                None => now,
+            };
+            if !dropped {
+                self.push(depart + self.owd, Pkt::Data(d));
+            }
+        }
+        while let Some(a) = self.r.poll_ack(now) {
+            self.acks.push((now, a));
+            self.push(now + self.owd, Pkt::Ack(a));
+        }
+        let st = self.s.sample(now).ca_state;
+        if self.states.last().map_or(true, |x| x.1 != st) {
+            self.states.push((now, st));
+        }
+    }
+
+    fn run_until(&mut self, t_end: u64) {
+        loop {
+            let tp = self.heap.peek().map(|Reverse((t, _))| *t);
+            let ts = self.s.next_timer();
+            let tr = self.r.next_timer();
+            let t = [tp, ts, tr].iter().flatten().copied().min();
+            let t = match t {
+                Some(t) if t <= t_end => t,
+                _ => break,
+            };
+            assert!(t >= self.now, "time went back");
+            self.now = t;
+            if tp == Some(t) {
+                let Reverse((_, id)) = self.heap.pop().unwrap();
+                match self.pkts.remove(&id).unwrap() {
+                    Pkt::Data(d) => self.r.on_data(t, &d),
+                    Pkt::Ack(a) => self.s.on_ack(t, &a),
+                }
+            } else if ts == Some(t) {
+                self.s.on_timer(t);
+            } else {
+                self.r.on_timer(t);
+            }
+            self.flush();
+        }
+        self.now = self.now.max(t_end);
+    }
+
+    fn data_sent(&self) -> impl Iterator<Item = &(u64, DataSeg, bool)> {
+        self.sent.iter().filter(|x| !x.1.syn)
+    }
+}
+
+fn no_drop() -> DropFn {
+    Box::new(|_, _| false)
+}
+
+#[test]
+fn iw10_handshake_then_burst() {
+    let cfg = TcpConfig::default();
+    let mut p = Pipe::new("cubic", &cfg, None, 10 * MS, None, no_drop());
+    p.run_until(2 * 10 * MS + 1);
+    // SYN at 0; SYN-ACK after one RTT (20 ms); then exactly IW = 10 full segments at once.
+    assert!(p.sent[0].1.syn && p.sent[0].0 == 0);
+    let data: Vec<_> = p.data_sent().collect();
+    assert_eq!(data.len(), 10);
+    for (k, (t, d, _)) in data.iter().enumerate() {
+        assert_eq!(*t, 20 * MS);
+        assert_eq!((d.seq, d.len, d.retrans), (k as u64 * MSS, MSS as u32, false));
+        assert_eq!(d.ip_bytes(), 1500);
+    }
+    let f = p.s.sample(p.now);
+    assert_eq!(f.srtt_us, 20_000.0);
+    assert_eq!(f.inflight, 10);
+    // Each of the 10 is quick-ACKed individually; slow start doubles the window per RTT.
+    p.run_until(2 * 20 * MS + 1);
+    assert_eq!(p.acks.iter().filter(|a| !a.1.syn).count(), 10);
+    assert_eq!(p.s.sample(p.now).cwnd, 20);
+    assert_eq!(p.data_sent().count(), 30);
+}
+
+fn lossy_bulk(scheme: &str) -> Pipe {
+    // 20 Mbit/s, 10 ms one way: drop the first transmission of segment 300 only.
+    let cfg = TcpConfig::default();
+    let mut dropped = false;
+    let drop: DropFn = Box::new(move |_, d| {
+        if !dropped && !d.retrans && d.seq == 300 * MSS {
+            dropped = true;
+            return true;
+        }
+        false
+    });
+    let mut p = Pipe::new(scheme, &cfg, None, 10 * MS, Some(20_000_000), drop);
+    p.run_until(3_000 * MS);
+    p
+}
+
+#[test]
+fn one_loss_fast_retransmit_and_recovery_without_rto() {
+    for scheme in ["reno", "cubic"] {
+        let p = lossy_bulk(scheme);
+        let lost_at = p.sent.iter().find(|x| x.2).expect("the drop happened").0;
+        let rtx: Vec<_> = p.data_sent().filter(|x| x.1.retrans).collect();
+        assert_eq!(rtx.len(), 1, "{}: exactly one retransmission", scheme);
+        assert_eq!(rtx[0].1.seq, 300 * MSS);
+        // Fast retransmit well before any RTO (≥ 200 ms): within a few RTTs of the queueing path.
+        assert!(rtx[0].0 - lost_at < 200 * MS, "{}: retransmitted after {} ns", scheme, rtx[0].0 - lost_at);
+        // Went through Recovery, never Loss, and back to Open.
+        assert!(p.states.iter().any(|s| s.1 == CaState::Recovery), "{}", scheme);
+        assert!(!p.states.iter().any(|s| s.1 == CaState::Loss), "{}", scheme);
+        let f = p.s.sample(p.now);
+        assert_eq!(f.ca_state, CaState::Open);
+        assert_eq!(f.retrans, 1);
+        assert_eq!(f.lost, 1);
+        assert!(f.ssthresh < u32::MAX);
+        // The flow keeps going: the receiver has everything contiguous past the loss.
+        assert!(p.r.rcv_nxt() > 1000 * MSS, "{}: rcv_nxt {}", scheme, p.r.rcv_nxt());
+        assert!(f.bytes_acked <= p.r.rcv_nxt());
+    }
+}
+
+#[test]
+fn one_loss_reduces_by_beta() {
+    // Reno halves, CUBIC multiplies by 717/1024 the cwnd at the time of the loss detection.
+    for (scheme, num, den) in [("reno", 1u64, 2u64), ("cubic", 717, 1024)] {
+        let p = lossy_bulk(scheme);
+        let f = p.s.sample(p.now);
+        let prior = p.s.sock().prior_cwnd as u64;
+        assert_eq!(f.ssthresh as u64, (prior * num / den).max(2), "{}", scheme);
+    }
+}
+
+#[test]
+fn blackout_triggers_rto_with_backoff_and_recovers() {
+    // Drop every data packet sent in [300 ms, 3000 ms): the head's RTO fires (≥ 200 ms after its
+    // send), backs off ×2 per expiry while the blackout lasts, and the flow recovers afterwards.
+    let cfg = TcpConfig::default();
+    let drop: DropFn = Box::new(|t, _| (300 * MS..3000 * MS).contains(&t));
+    let mut p = Pipe::new("cubic", &cfg, None, 10 * MS, Some(20_000_000), drop);
+    p.run_until(3000 * MS);
+    let black: Vec<_> = p.data_sent().filter(|x| x.2).map(|x| (x.0, x.1)).collect();
+    assert!(!black.is_empty());
+    // The first segment lost in the blackout is the head once everything before it is ACKed.
+    let head = black[0].1.seq;
+    let first_sent = black[0].0;
+    let times: Vec<u64> = p.data_sent().filter(|x| x.1.seq == head && x.1.retrans).map(|x| x.0).collect();
+    assert!(times.len() >= 3, "RTO retransmissions of the head: {:?}", times);
+    assert!(times[0] - first_sent >= 200 * MS, "first RTO after {} ns", times[0] - first_sent);
+    let gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps[0] >= 200 * MS);
+    for w in gaps.windows(2) {
+        assert_eq!(w[1], 2 * w[0], "exponential backoff: {:?}", gaps);
+    }
+    assert_eq!(p.s.sample(p.now).ca_state, CaState::Loss);
+    assert_eq!(p.s.sock().cwnd, 1);
+    // After the blackout: back in Open, RTO back to normal, data flowing again.
+    p.run_until(8_000 * MS);
+    let f = p.s.sample(p.now);
+    assert_eq!(f.ca_state, CaState::Open);
+    assert!(p.s.rto_ns() < 1000 * MS, "rto {}", p.s.rto_ns());
+    let acked_late = p.acks.iter().filter(|a| a.0 > 7_000 * MS).count();
+    assert!(acked_late > 100, "flow did not recover: {} ACKs in the last second", acked_late);
+}
+
+#[test]
+fn finite_flow_completes_exactly_its_bytes() {
+    let total = 1_000_000u64; // not a multiple of the MSS
+    let cfg = TcpConfig::default();
+    let mut p = Pipe::new("cubic", &cfg, Some(total), 5 * MS, Some(50_000_000), no_drop());
+    p.run_until(10_000 * MS);
+    let done = p.s.completed_at().expect("flow completed");
+    assert_eq!(p.r.rcv_nxt(), total);
+    assert_eq!(p.s.sample(p.now).bytes_acked, total);
+    let data: Vec<_> = p.data_sent().collect();
+    assert!(data.iter().all(|x| x.1.end() <= total && !x.1.retrans));
+    assert_eq!(data.iter().map(|x| x.1.len as u64).sum::<u64>(), total);
+    assert_eq!(data.last().unwrap().1.len as u64, total % MSS);
+    // Completion = arrival of the ACK covering the last byte; nothing pending afterwards.
+    let last_ack = p.acks.iter().find(|a| a.1.ack == total).unwrap().0;
+    assert_eq!(done, last_ack + 5 * MS);
+    assert_eq!(p.s.next_timer(), None);
+    assert!(p.s.poll_transmit(p.now).is_none());
+}
+
+#[test]
+fn finite_flow_with_tail_loss_completes_via_tlp() {
+    let total = 100 * MSS;
+    let cfg = TcpConfig::default();
+    let mut first = true;
+    let drop: DropFn = Box::new(move |_, d| {
+        if first && d.end() == total {
+            first = false;
+            return true;
+        }
+        false
+    });
+    let mut p = Pipe::new("reno", &cfg, Some(total), 10 * MS, Some(20_000_000), drop);
+    p.run_until(5_000 * MS);
+    assert!(p.s.completed_at().is_some());
+    assert_eq!(p.r.rcv_nxt(), total);
+    assert!(!p.states.iter().any(|s| s.1 == CaState::Loss), "no RTO needed: {:?}", p.states);
+    assert_eq!(p.s.sample(p.now).retrans, 1);
+}
+
+#[test]
+fn no_sack_blocks_or_losses_on_clean_path_and_determinism() {
+    let run = || {
+        let mut p = Pipe::new("cubic", &TcpConfig::default(), None, 10 * MS, Some(10_000_000), no_drop());
+        p.run_until(2_000 * MS);
+        let f = p.s.sample(p.now);
+        (p.sent.len(), f.cwnd, f.delivered, p.acks.iter().filter(|a| a.1.n_sack > 0).count(), f.retrans)
+    };
+    let a = run();
+    assert_eq!(a, run());
+    assert_eq!(a.3, 0);
+    assert_eq!(a.4, 0);
+    // Unbounded queue, no loss: HyStart (delay) must have ended slow start by itself.
+    let mut p = Pipe::new("cubic", &TcpConfig::default(), None, 10 * MS, Some(10_000_000), no_drop());
+    p.run_until(2_000 * MS);
+    assert!(p.s.sample(p.now).ssthresh < u32::MAX, "HyStart exit expected");
+}
