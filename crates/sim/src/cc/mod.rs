@@ -9,8 +9,20 @@
 //! `struct tcp_sock` that congestion control reads or writes. The sender keeps its
 //! live state in this struct (no copying per ACK).
 
+pub mod bic;
 pub mod cubic;
+pub mod highspeed;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
+pub mod lp;
+pub mod nv;
 pub mod reno;
+pub mod scalable;
+pub mod vegas;
+pub mod veno;
+pub mod westwood;
+pub mod yeah;
 
 use crate::tcp::CaState;
 
@@ -412,6 +424,78 @@ static SCHEMES: &[SchemeInfo] = &[
         source: "Linux net/ipv4/tcp_cubic.c (5.7+/6.x); RFC 8312/9438; cc-algorithms.md §4",
         params: cubic::PARAMS,
     },
+    SchemeInfo {
+        name: "bic",
+        description: "BIC-TCP: binary search towards the last maximum, then max probing; beta 0.8, Reno below 14 packets",
+        source: "Linux net/ipv4/tcp_bic.c (2.6.32–3.x); cc-algorithms.md §7.1",
+        params: bic::PARAMS,
+    },
+    SchemeInfo {
+        name: "westwood",
+        description: "Westwood+: Reno growth; after loss ssthresh (and cwnd after recovery) = filtered bandwidth × min RTT",
+        source: "Linux net/ipv4/tcp_westwood.c (2.6.32–3.x rules, 4.x+ hooks); cc-algorithms.md §7.2",
+        params: westwood::PARAMS,
+    },
+    SchemeInfo {
+        name: "htcp",
+        description: "H-TCP: increase grows with time since the last loss (RTT-scaled), backoff minRTT/maxRTT in [0.5, 0.8]",
+        source: "Linux net/ipv4/tcp_htcp.c (5.x/6.x); cc-algorithms.md §7.3",
+        params: htcp::PARAMS,
+    },
+    SchemeInfo {
+        name: "highspeed",
+        description: "HighSpeed TCP: window-dependent AIMD a(w), b(w) from the RFC 3649 table",
+        source: "Linux net/ipv4/tcp_highspeed.c (5.x/6.x); RFC 3649 App. B; cc-algorithms.md §7.4",
+        params: highspeed::PARAMS,
+    },
+    SchemeInfo {
+        name: "hybla",
+        description: "Hybla: growth scaled by rho = SRTT/25 ms (slow start 2^rho − 1, CA rho²/cwnd per ACK) for long-RTT paths",
+        source: "Linux net/ipv4/tcp_hybla.c (3.x); cc-algorithms.md §7.5",
+        params: hybla::PARAMS,
+    },
+    SchemeInfo {
+        name: "scalable",
+        description: "Scalable TCP: +1 segment per 100 acked above 100 packets (1 %/RTT), decrease by 1/8 on loss",
+        source: "Linux net/ipv4/tcp_scalable.c (5.x/6.x); cc-algorithms.md §7.7",
+        params: scalable::PARAMS,
+    },
+    SchemeInfo {
+        name: "vegas",
+        description: "Vegas: once per RTT diff = cwnd·(minRTT − baseRTT)/baseRTT packets queued; +1 below alpha, −1 above beta, leave slow start above gamma",
+        source: "Linux net/ipv4/tcp_vegas.c (2.6.2x–6.x); Brakmo & Peterson 1995; cc-algorithms.md §6",
+        params: vegas::PARAMS,
+    },
+    SchemeInfo {
+        name: "veno",
+        description: "Veno: Vegas backlog N picks the loss response (N < 3: ×4/5, else ×1/2) and the CA growth (every RTT or every other RTT)",
+        source: "Linux net/ipv4/tcp_veno.c (3.x); Fu & Liew 2003; cc-algorithms.md §7.9",
+        params: veno::PARAMS,
+    },
+    SchemeInfo {
+        name: "yeah",
+        description: "YeAH: Scalable growth while the Vegas queue estimate is small, Reno otherwise; precautionary decongestion above 80 packets; loss reduction = queue",
+        source: "Linux net/ipv4/tcp_yeah.c (3.x); Baiocchi et al. PFLDnet 2007; cc-algorithms.md §7.8",
+        params: yeah::PARAMS,
+    },
+    SchemeInfo {
+        name: "lp",
+        description: "TCP-LP: Reno that yields early: smoothed one-way delay above min + 15 % of the range halves cwnd (to 1 within 3 RTTs of the last time)",
+        source: "Linux net/ipv4/tcp_lp.c (3.x; RTT as the relative OWD); Kuzmanovic & Knightly 2006; cc-algorithms.md §7.10",
+        params: lp::PARAMS,
+    },
+    SchemeInfo {
+        name: "nv",
+        description: "TCP-NV: per RTT compares cwnd with the window the measured rate needs at min RTT plus nv_pad; decreases by 30 % of the excess",
+        source: "Linux net/ipv4/tcp_nv.c (4.8+/5.x/6.x); cc-algorithms.md §7.11",
+        params: nv::PARAMS,
+    },
+    SchemeInfo {
+        name: "illinois",
+        description: "Illinois: loss-based AIMD with alpha in [0.3, 10] and beta in [1/8, 1/2] set per RTT from the average queueing delay",
+        source: "Linux net/ipv4/tcp_illinois.c (4.x–6.x); Liu, Başar & Srikant 2008; cc-algorithms.md §7.6",
+        params: illinois::PARAMS,
+    },
 ];
 
 /// All registered schemes.
@@ -452,6 +536,18 @@ pub fn make(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestion
     match name {
         "reno" => Ok(Box::new(reno::Reno::new())),
         "cubic" => Ok(Box::new(cubic::Cubic::from_params(&p)?)),
+        "bic" => Ok(Box::new(bic::Bic::from_params(&p)?)),
+        "westwood" => Ok(Box::new(westwood::Westwood::new())),
+        "htcp" => Ok(Box::new(htcp::Htcp::from_params(&p)?)),
+        "highspeed" => Ok(Box::new(highspeed::HighSpeed::new())),
+        "hybla" => Ok(Box::new(hybla::Hybla::from_params(&p)?)),
+        "scalable" => Ok(Box::new(scalable::Scalable::from_params(&p)?)),
+        "vegas" => Ok(Box::new(vegas::Vegas::from_params(&p)?)),
+        "veno" => Ok(Box::new(veno::Veno::from_params(&p)?)),
+        "yeah" => Ok(Box::new(yeah::Yeah::from_params(&p)?)),
+        "lp" => Ok(Box::new(lp::Lp::from_params(&p)?)),
+        "nv" => Ok(Box::new(nv::Nv::from_params(&p)?)),
+        "illinois" => Ok(Box::new(illinois::Illinois::from_params(&p)?)),
         _ => unreachable!(),
     }
 }
@@ -622,9 +718,15 @@ mod tests {
         assert!(e.contains("[1, 1023]"), "{}", e);
         assert_eq!(make("cubic", &serde_json::json!({"beta": 819, "hystart": false})).unwrap().name(), "cubic");
         assert_eq!(make("reno", &serde_json::json!({})).unwrap().name(), "reno");
-        assert_eq!(schemes().len(), 2);
+        // Names are unique (the count grows as schemes are added).
+        let mut names: Vec<&str> = schemes().iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), schemes().len());
         for s in schemes() {
             assert!(make(s.name, &serde_json::Value::Null).is_ok());
+            // Every scheme constructs under its own name.
+            assert_eq!(make(s.name, &serde_json::Value::Null).unwrap().name(), s.name);
         }
     }
 }
