@@ -404,4 +404,39 @@ mod tests {
         b.init(&mut s);
         assert_eq!(s.ssthresh, crate::cc::TCP_INFINITE_SSTHRESH);
     }
+
+    fn with(j: serde_json::Value) -> Result<Bic, String> {
+        let m = j.as_object().unwrap().clone();
+        Bic::from_params(&Params { scheme: "bic", obj: Some(&m) })
+    }
+
+    #[test]
+    fn params() {
+        let b = with(serde_json::json!({})).unwrap();
+        let d = BicParams::default();
+        assert_eq!(
+            (b.p.fast_convergence, b.p.max_increment, b.p.low_window, b.p.beta, b.p.initial_ssthresh, b.p.smooth_part),
+            (d.fast_convergence, d.max_increment, d.low_window, d.beta, d.initial_ssthresh, d.smooth_part)
+        );
+        for p in PARAMS {
+            let v = match p.name {
+                "fast_convergence" => d.fast_convergence as u32 as f64,
+                "max_increment" => d.max_increment as f64,
+                "low_window" => d.low_window as f64,
+                "beta" => d.beta as f64,
+                "initial_ssthresh" => d.initial_ssthresh as f64,
+                "smooth_part" => d.smooth_part as f64,
+                other => panic!("undocumented parameter {}", other),
+            };
+            assert_eq!(p.default, v, "{}", p.name);
+        }
+        let b = with(serde_json::json!({"beta": 717, "max_increment": 32, "fast_convergence": false})).unwrap();
+        assert_eq!((b.p.beta, b.p.max_increment, b.p.fast_convergence), (717, 32, false));
+        assert!(with(serde_json::json!({"beta": 1024})).err().unwrap().contains("[1, 1023]"));
+        let e = crate::cc::make("bic", &serde_json::json!({"max_incr": 8})).err().unwrap();
+        for p in PARAMS {
+            assert!(e.contains(p.name), "{}", e);
+        }
+        assert_eq!(crate::cc::make("bic", &serde_json::json!({"low_window": 20})).unwrap().name(), "bic");
+    }
 }

@@ -236,4 +236,12 @@ mod tests {
         c.cong_avoid(&mut s, 5);
         assert_eq!((s.cwnd, s.snd_cwnd_cnt), (100, 0));
     }
+
+    #[test]
+    fn no_params() {
+        assert!(PARAMS.is_empty());
+        let e = crate::cc::make("highspeed", &serde_json::json!({"low_window": 38})).err().unwrap();
+        assert!(e.contains("(none)"), "{}", e);
+        assert_eq!(crate::cc::make("highspeed", &serde_json::Value::Null).unwrap().name(), "highspeed");
+    }
 }

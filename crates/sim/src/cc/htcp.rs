@@ -520,4 +520,21 @@ mod tests {
         h.set_state(&mut s, CaState::Open);
         assert_eq!(h.last_cong, 1000);
     }
+
+    fn with(j: serde_json::Value) -> Result<Htcp, String> {
+        let m = j.as_object().unwrap().clone();
+        Htcp::from_params(&Params { scheme: "htcp", obj: Some(&m) })
+    }
+
+    #[test]
+    fn params() {
+        let h = with(serde_json::json!({})).unwrap();
+        assert_eq!((h.use_rtt_scaling, h.use_bandwidth_switch), (true, true));
+        assert!(PARAMS.iter().all(|p| p.default == 1.0));
+        let h = with(serde_json::json!({"use_rtt_scaling": 0, "use_bandwidth_switch": false})).unwrap();
+        assert_eq!((h.use_rtt_scaling, h.use_bandwidth_switch), (false, false));
+        assert!(with(serde_json::json!({"use_rtt_scaling": 2})).err().unwrap().contains("boolean"));
+        let e = crate::cc::make("htcp", &serde_json::json!({"rtt_scaling": 1})).err().unwrap();
+        assert!(e.contains("use_rtt_scaling") && e.contains("use_bandwidth_switch"), "{}", e);
+    }
 }

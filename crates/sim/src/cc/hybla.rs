@@ -345,4 +345,17 @@ mod tests {
         h.cong_avoid(&mut s, 1);
         assert_eq!(s.cwnd, c);
     }
+
+    #[test]
+    fn params() {
+        let m = serde_json::json!({"rtt0": 50});
+        let h = Hybla::from_params(&Params { scheme: "hybla", obj: m.as_object() }).unwrap();
+        assert_eq!(h.rtt0_ms, 50);
+        let h = Hybla::from_params(&Params { scheme: "hybla", obj: None }).unwrap();
+        assert_eq!((h.rtt0_ms as f64, PARAMS[0].name, PARAMS[0].default), (25.0, "rtt0", 25.0));
+        let e = crate::cc::make("hybla", &serde_json::json!({"rtt0": 0})).err().unwrap();
+        assert!(e.contains("rtt0"), "{}", e);
+        let e = crate::cc::make("hybla", &serde_json::json!({"rtt": 25})).err().unwrap();
+        assert!(e.contains("rtt0"), "{}", e);
+    }
 }

@@ -152,4 +152,15 @@ mod tests {
         c.cong_avoid(&mut s, 50);
         assert_eq!(s.cwnd, 1001);
     }
+
+    #[test]
+    fn params() {
+        let m = serde_json::json!({"ai_cnt": 50});
+        let c = Scalable::from_params(&Params { scheme: "scalable", obj: m.as_object() }).unwrap();
+        assert_eq!(c.ai_cnt, 50);
+        let c = Scalable::from_params(&Params { scheme: "scalable", obj: None }).unwrap();
+        assert_eq!((c.ai_cnt as f64, PARAMS[0].default), (100.0, 100.0));
+        let e = crate::cc::make("scalable", &serde_json::json!({"ai": 50})).err().unwrap();
+        assert!(e.contains("ai_cnt"), "{}", e);
+    }
 }

@@ -376,4 +376,12 @@ mod tests {
         w.cong_avoid(&mut s, 1);
         assert_eq!(s.cwnd, 21);
     }
+
+    #[test]
+    fn no_params() {
+        assert!(PARAMS.is_empty());
+        let e = crate::cc::make("westwood", &serde_json::json!({"rtt_min": 50})).err().unwrap();
+        assert!(e.contains("(none)"), "{}", e);
+        assert_eq!(crate::cc::make("westwood", &serde_json::Value::Null).unwrap().name(), "westwood");
+    }
 }
