@@ -1,3 +1,17 @@
 //! ccbench's discrete-event simulator.
+//!
+//! * [`experiment`]: the resolved experiment (JSON from the Python config layer).
+//! * [`engine`]: the event loop over [`netmodel`] links and TCP hosts.
+//! * [`tcp`]: a TCP endpoint faithful to Linux defaults; [`cc`]: congestion control.
+//! * [`record`] / [`output`]: columnar results.
+
 pub mod cc;
+pub mod engine;
+pub mod experiment;
+pub mod output;
+pub mod record;
 pub mod tcp;
+
+pub use engine::{run_json, Sim};
+pub use experiment::Experiment;
+pub use output::{Col, Output, Table};
