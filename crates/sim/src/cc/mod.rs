@@ -66,6 +66,12 @@ pub struct Sock {
     pub min_rtt_us: u32,
     /// Packets delivered (cumulatively ACKed or SACKed), `tp->delivered`.
     pub delivered: u64,
+    /// Time (µs) of the last delivery, `tp->delivered_mstamp` (reset to the send time when a
+    /// transmission starts with nothing in flight). Maintained by the sender's rate sampler.
+    pub delivered_mstamp_us: u64,
+    /// Earliest departure time (ns) of the next transmission, `tp->tcp_wstamp_ns` (EDT pacing).
+    /// BBR uses it to estimate the packets still "in the network" at that time.
+    pub wstamp_ns: u64,
     /// Delivered packets that carried CE (unused until ECN is modelled).
     pub delivered_ce: u64,
     /// Total packets marked lost (`tp->lost`).
@@ -117,6 +123,8 @@ impl Sock {
             srtt_us: 0,
             min_rtt_us: u32::MAX,
             delivered: 0,
+            delivered_mstamp_us: 0,
+            wstamp_ns: 0,
             delivered_ce: 0,
             lost: 0,
             app_limited: 0,

@@ -534,6 +534,7 @@ impl TcpSender {
             len_ns -= (len_ns / 2).min(credit);
             self.wstamp_ns += len_ns;
         }
+        self.sk.wstamp_ns = self.wstamp_ns;
     }
 
     /// Restart window after idle (RFC 2861 as Linux `tcp_cwnd_restart`) and CA_EVENT_TX_START.
@@ -619,6 +620,7 @@ impl TcpSender {
         if self.sk.packets_out == 0 {
             self.first_tx_mstamp_us = now_us;
             self.delivered_mstamp_us = now_us;
+            self.sk.delivered_mstamp_us = now_us;
         }
         seg.tx_first_tx_us = self.first_tx_mstamp_us;
         seg.tx_delivered_us = self.delivered_mstamp_us;
@@ -657,6 +659,7 @@ impl TcpSender {
         }
         if delivered > 0 {
             self.delivered_mstamp_us = self.sk.now_us;
+            self.sk.delivered_mstamp_us = self.sk.now_us;
         }
         rs.acked_sacked = delivered;
         rs.losses = lost;
@@ -809,7 +812,10 @@ impl TcpSender {
         self.sk.lsndtime_ns = now;
         self.snd_cwnd_stamp_ns = now;
         self.cc.init(&mut self.sk);
-        self.update_pacing_rate();
+        // A cong_control CC (BBR) sets its own initial pacing rate in init.
+        if !self.cc.has_cong_control() {
+            self.update_pacing_rate();
+        }
     }
 
     #[inline]

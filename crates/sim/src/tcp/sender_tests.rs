@@ -324,3 +324,44 @@ fn registry_builds_senders() {
         assert_eq!(s.cc_name(), name);
     }
 }
+
+/// A cong_control CC that sets its own pacing rate in init (as BBR does).
+struct InitPacer;
+impl CongestionControl for InitPacer {
+    fn name(&self) -> &'static str {
+        "init-pacer"
+    }
+    fn init(&mut self, sk: &mut Sock) {
+        sk.pacing_rate_bps = 1234.0;
+    }
+    fn ssthresh(&mut self, sk: &mut Sock) -> u32 {
+        sk.ssthresh
+    }
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn cong_control_cc_keeps_its_init_pacing_rate_and_sees_delivered_mstamp_and_edt() {
+    // The core must not overwrite the pacing rate a cong_control CC set in init.
+    let mut s = established(&cfg_iw(10), Box::new(InitPacer), 10 * MS);
+    assert_eq!(s.sock().pacing_rate_bps, 1234.0);
+    // A non-cong_control CC gets Linux's default rate (200 % · cwnd·mss/srtt in slow start).
+    let r = established(&cfg_iw(10), Box::new(Reno::new()), 10 * MS);
+    assert!((r.sock().pacing_rate_bps - 2.0 * 10.0 * 1448.0 * 8.0 / 0.010).abs() < 1e-3);
+    // tp->delivered_mstamp: the send time when starting with nothing in flight, then each
+    // delivering ACK's time; tcp_wstamp_ns mirrors the sender's EDT.
+    s.sk.pacing_rate_bps = 1448.0 * 8.0 * 1000.0; // 1 ms per packet
+    let t0 = 10 * MS;
+    let sent = send_all(&mut s, t0);
+    assert_eq!(sent.len(), 10);
+    assert_eq!(s.sock().delivered_mstamp_us, t0 / 1000);
+    assert_eq!(s.sock().wstamp_ns, s.wstamp_ns);
+    assert!(s.sock().wstamp_ns >= t0);
+    s.on_ack(t0 + 10 * MS, &ack(b(2), &[], t0));
+    assert_eq!(s.sock().delivered_mstamp_us, (t0 + 10 * MS) / 1000);
+    // A pure window update (nothing delivered) leaves it unchanged.
+    s.on_ack(t0 + 11 * MS, &AckSeg { ack: b(2), tsecr_ns: t0, rwnd: 1 << 29, ..Default::default() });
+    assert_eq!(s.sock().delivered_mstamp_us, (t0 + 10 * MS) / 1000);
+}
