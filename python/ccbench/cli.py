@@ -137,6 +137,16 @@ def cmd_stats(a) -> int:
     return 0
 
 
+def cmd_compare(a) -> int:
+    from . import compare
+    c = compare.compare(a.dir_a, a.dir_b, interval=a.interval)
+    print(compare.text(c))
+    out = a.output or str(a.dir_a.rstrip("/")) + "-vs-" + a.dir_b.rstrip("/").split("/")[-1]
+    files = compare.write(c, out, fmt=a.format)
+    print(f"wrote {len(files)} files to {out}")
+    return 0
+
+
 def cmd_schemes(a) -> int:
     from . import api
     schemes = api.schemes()
@@ -206,6 +216,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--type", default="per-flow", choices=GROUPINGS + ("all",))
     s.add_argument("-i", "--interval", type=float, default=0.5)
     s.set_defaults(fn=cmd_stats)
+
+    cp = sub.add_parser("compare", help="two runs side by side: metrics, differences, overlay plots")
+    cp.add_argument("dir_a")
+    cp.add_argument("dir_b")
+    cp.add_argument("-i", "--interval", type=float, default=0.5)
+    cp.add_argument("-o", "--output", help="output directory (default DIR_A-vs-<DIR_B name>)")
+    cp.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
+    cp.set_defaults(fn=cmd_compare)
 
     sc = sub.add_parser("schemes", help="list the congestion-control algorithms")
     sc.add_argument("--json", action="store_true")
