@@ -118,7 +118,7 @@ impl Sim {
         tcp.mss = exp.mss;
         let mut flows = Vec::with_capacity(exp.flows.len());
         for f in &exp.flows {
-            let cc = cc::make(&f.scheme, &f.params)
+            let cc = cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, exp.seed, f.id as u64))
                 .map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))?;
             flows.push(FlowState {
                 sender: TcpSender::new(&tcp, cc, f.bytes),

@@ -10,6 +10,7 @@
 //! live state in this struct (no copying per ACK).
 
 pub mod bic;
+pub mod cdg;
 pub mod cubic;
 pub mod highspeed;
 pub mod htcp;
@@ -504,6 +505,12 @@ static SCHEMES: &[SchemeInfo] = &[
         source: "Linux net/ipv4/tcp_illinois.c (4.x–6.x); Liu, Başar & Srikant 2008; cc-algorithms.md §7.6",
         params: illinois::PARAMS,
     },
+    SchemeInfo {
+        name: "cdg",
+        description: "CDG: per-RTT gradients of min/max RTT, moving average over 8 RTTs, back-off to 0.7·cwnd with P = 1 − exp(−g/3 ms), shadow window, queue-state loss tolerance, ineffectual-back-off detection",
+        source: "FreeBSD sys/netinet/cc/cc_cdg.c v0.1; Hayes & Armitage IFIP Networking 2011; cc-algorithms.md §1",
+        params: cdg::PARAMS,
+    },
 ];
 
 /// All registered schemes.
@@ -556,8 +563,24 @@ pub fn make(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestion
         "lp" => Ok(Box::new(lp::Lp::from_params(&p)?)),
         "nv" => Ok(Box::new(nv::Nv::from_params(&p)?)),
         "illinois" => Ok(Box::new(illinois::Illinois::from_params(&p)?)),
+        "cdg" => Ok(Box::new(cdg::Cdg::from_params(&p)?)),
         _ => unreachable!(),
     }
+}
+
+/// The parameters the engine hands to `make` for a flow: schemes that take `seed`/`stream`
+/// parameters (randomised CCs) get the experiment seed and the flow id unless the experiment
+/// sets them, so their random draws are a pure function of (experiment seed, flow).
+pub fn engine_params(name: &str, params: &serde_json::Value, seed: u64, stream: u64) -> serde_json::Value {
+    let takes_seed = SCHEMES.iter().any(|s| s.name == name && s.params.iter().any(|p| p.name == "seed"));
+    let mut obj = match params {
+        serde_json::Value::Null if takes_seed => serde_json::Map::new(),
+        serde_json::Value::Object(m) if takes_seed => m.clone(),
+        _ => return params.clone(),
+    };
+    obj.entry("seed").or_insert(serde_json::Value::from(seed));
+    obj.entry("stream").or_insert(serde_json::Value::from(stream));
+    serde_json::Value::Object(obj)
 }
 
 /// Typed access to a scheme's JSON parameters (already checked for unknown names).
