@@ -11,6 +11,7 @@
 
 pub mod bic;
 pub mod cdg;
+pub mod copa;
 pub mod cubic;
 pub mod highspeed;
 pub mod htcp;
@@ -506,6 +507,12 @@ static SCHEMES: &[SchemeInfo] = &[
         params: illinois::PARAMS,
     },
     SchemeInfo {
+        name: "copa",
+        description: "Copa: target rate 1/(delta·d_q) from the standing RTT (min over srtt/2) minus min RTT (10 s); cwnd ±v/(delta·cwnd) per ACK with velocity doubling; paced at 2·cwnd/RTT; competitive mode (AIMD on 1/delta) when the queue never empties in 5 RTTs",
+        source: "Arun & Balakrishnan, NSDI 2018 (revised version), genericCC for unstated details",
+        params: copa::PARAMS,
+    },
+    SchemeInfo {
         name: "cdg",
         description: "CDG: per-RTT gradients of min/max RTT, moving average over 8 RTTs, back-off to 0.7·cwnd with P = 1 − exp(−g/3 ms), shadow window, queue-state loss tolerance, ineffectual-back-off detection",
         source: "FreeBSD sys/netinet/cc/cc_cdg.c v0.1; Hayes & Armitage IFIP Networking 2011; cc-algorithms.md §1",
@@ -563,6 +570,7 @@ pub fn make(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestion
         "lp" => Ok(Box::new(lp::Lp::from_params(&p)?)),
         "nv" => Ok(Box::new(nv::Nv::from_params(&p)?)),
         "illinois" => Ok(Box::new(illinois::Illinois::from_params(&p)?)),
+        "copa" => Ok(Box::new(copa::Copa::from_params(&p)?)),
         "cdg" => Ok(Box::new(cdg::Cdg::from_params(&p)?)),
         _ => unreachable!(),
     }
