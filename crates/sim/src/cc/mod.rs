@@ -9,6 +9,7 @@
 //! `struct tcp_sock` that congestion control reads or writes. The sender keeps its
 //! live state in this struct (no copying per ACK).
 
+pub mod bbr;
 pub mod bic;
 pub mod cdg;
 pub mod copa;
@@ -423,6 +424,18 @@ pub struct SchemeInfo {
 
 static SCHEMES: &[SchemeInfo] = &[
     SchemeInfo {
+        name: "bbr",
+        description: "BBR v1: model-based (windowed max bandwidth × min RTT), STARTUP/DRAIN/PROBE_BW/PROBE_RTT, gain-cycled pacing, cwnd = 2·BDP + TSO/even/probe extras + ACK-aggregation allowance, policer (long-term bw) detection",
+        source: "Linux net/ipv4/tcp_bbr.c (5.4–6.x; 4.19/4.9 via parameters); cc-algorithms.md §3",
+        params: bbr::PARAMS,
+    },
+    SchemeInfo {
+        name: "bbr-shallow",
+        description: "BBR v1 with PROBE_BW cwnd_gain 1.5 (BBR_Shallow, study 002): everything else as bbr",
+        source: "Claypool et al. tcp_bbrshallow.c (4.19 tcp_bbr.c with one constant changed); cc-algorithms.md §3.8",
+        params: bbr::SHALLOW_PARAMS,
+    },
+    SchemeInfo {
         name: "reno",
         description: "Reno/NewReno AIMD as in Linux tcp_cong.c: packet-counting slow start, +1 MSS per cwnd in CA, halve on loss",
         source: "Linux net/ipv4/tcp_cong.c; RFC 5681, 6582; cc-algorithms.md §5",
@@ -557,6 +570,8 @@ pub fn make(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestion
     let p = Params { scheme: name, obj };
     match name {
         "reno" => Ok(Box::new(reno::Reno::new())),
+        "bbr" => Ok(Box::new(bbr::Bbr::from_params(&p)?)),
+        "bbr-shallow" => Ok(Box::new(bbr::Bbr::shallow_from_params(&p)?)),
         "cubic" => Ok(Box::new(cubic::Cubic::from_params(&p)?)),
         "bic" => Ok(Box::new(bic::Bic::from_params(&p)?)),
         "westwood" => Ok(Box::new(westwood::Westwood::new())),
