@@ -1,0 +1,15 @@
+//! ccbench's emulation backend: shared pieces of the engine (`ccbench-emu`) and the flow
+//! agent (`ccbench-agent`).
+//!
+//! * [`clock`]: CLOCK_MONOTONIC in nanoseconds, absolute sleeps, CPU pinning, timer slack.
+//! * [`packet`]: the IPv4/TCP/UDP header fields the engine needs (no allocation).
+//! * [`columns`]: append-only columns written as raw little-endian files that the Python side
+//!   turns into polars Series (the same approach as the simulator's bindings).
+//! * [`runtime`]: the runtime configuration the Python backend hands to the engine.
+//!
+//! See docs/emulation.md for the design, the timing strategy and what is recorded.
+
+pub mod clock;
+pub mod columns;
+pub mod packet;
+pub mod runtime;

@@ -1,0 +1,69 @@
+//! The runtime configuration the Python backend writes for the engine (JSON): the resolved
+//! experiment (the subset the engine needs) plus the hosts' TUN file descriptors and addresses.
+
+use netmodel::LinkConfig;
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct FlowConfig {
+    pub id: u32,
+    pub src: String,
+    pub dst: String,
+    #[serde(default)]
+    pub start_ns: u64,
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    pub path: Vec<u32>,
+    pub rev_path: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Experiment {
+    pub duration_ns: u64,
+    pub sample_interval_ns: u64,
+    pub links: Vec<LinkConfig>,
+    pub flows: Vec<FlowConfig>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Host {
+    pub name: String,
+    /// TUN file descriptor inherited from the driver (the interface lives in the host's
+    /// namespace; the fd works from the root namespace).
+    pub fd: i32,
+    /// IPv4 address, dotted quad.
+    pub addr: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Runtime {
+    pub run_id: String,
+    pub experiment: Experiment,
+    pub hosts: Vec<Host>,
+    /// Flow `f`'s receiver listens on `port_base + f`; the engine maps packets to flows by it
+    /// (falling back to the host pair for command schemes with ports of their own).
+    pub port_base: u16,
+    /// CPU the engine thread is pinned to (None: no pinning).
+    #[serde(default)]
+    pub engine_cpu: Option<usize>,
+    /// Wake-up this long before a deadline and spin the rest (ns).
+    #[serde(default = "default_spin")]
+    pub spin_ns: u64,
+    /// Record the (intended, actual) release time of every packet (release table).
+    #[serde(default = "yes")]
+    pub record_release: bool,
+    pub out_dir: String,
+}
+
+fn default_spin() -> u64 {
+    50_000
+}
+
+fn yes() -> bool {
+    true
+}
+
+pub fn parse_addr(s: &str) -> Option<u32> {
+    let ip: std::net::Ipv4Addr = s.parse().ok()?;
+    Some(u32::from(ip))
+}
