@@ -15,6 +15,7 @@ pub mod cdg;
 pub mod copa;
 pub mod cubic;
 pub mod highspeed;
+pub mod hldg;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
@@ -520,6 +521,12 @@ static SCHEMES: &[SchemeInfo] = &[
         params: illinois::PARAMS,
     },
     SchemeInfo {
+        name: "hldg",
+        description: "HLDG: CDG-based hybrid: gradients vs cycle n-2 after a back-off, gamma-packet filter, weighted moving average, ZSGW, back-off to 0.95·BDP, accumulated probability, DELAY/LOSS(CUBIC)/PROBE modes, ACK-train slow start",
+        source: "Al-Saadi, PhD thesis, Swinburne 2019 (Ch. 5-6); cc-algorithms.md §2 with decisions D1-D30",
+        params: hldg::PARAMS,
+    },
+    SchemeInfo {
         name: "copa",
         description: "Copa: target rate 1/(delta·d_q) from the standing RTT (min over srtt/2) minus min RTT (10 s); cwnd ±v/(delta·cwnd) per ACK with velocity doubling; paced at 2·cwnd/RTT; competitive mode (AIMD on 1/delta) when the queue never empties in 5 RTTs",
         source: "Arun & Balakrishnan, NSDI 2018 (revised version), genericCC for unstated details",
@@ -585,6 +592,7 @@ pub fn make(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestion
         "lp" => Ok(Box::new(lp::Lp::from_params(&p)?)),
         "nv" => Ok(Box::new(nv::Nv::from_params(&p)?)),
         "illinois" => Ok(Box::new(illinois::Illinois::from_params(&p)?)),
+        "hldg" => Ok(Box::new(hldg::Hldg::from_params(&p)?)),
         "copa" => Ok(Box::new(copa::Copa::from_params(&p)?)),
         "cdg" => Ok(Box::new(cdg::Cdg::from_params(&p)?)),
         _ => unreachable!(),
