@@ -4,8 +4,8 @@
     .venv/bin/python benches/run.py [--scenarios a,b,c,d] [--skip-ns3] [--skip-ccbench]
                                    [--ns3 system|optimized|both] [--repeat N]
 
-Each run is a fresh child process; its peak RSS is that child's own (os.wait4 rusage, not the
-RUSAGE_CHILDREN maximum over all children). Wall time is the child's whole life (start-up,
+Each run is a fresh child process; its peak RSS is that child's own, taken by /usr/bin/time
+(%M; fallback os.wait4), not the RUSAGE_CHILDREN maximum over all children. Wall time is the child's whole life (start-up,
 set-up, simulation, output), measured here; the simulators' own timers are kept in the JSON.
 ccbench runs as `ccbench run <yaml> -o <dir> --no-packets --no-plots --quiet` (sim backend,
 per-packet records off, no plots).
@@ -54,9 +54,14 @@ def log(msg: str) -> None:
 
 def run_measured(cmd: list[str], label: str, cwd: Path = ROOT) -> dict:
     """Runs cmd in a fresh child; returns stdout, wall time and that child's own peak RSS."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    gnu_time = Path("/usr/bin/time")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        # A forked child's ru_maxrss starts from the parent's RSS at fork time, so the peak is
+        # taken by GNU time, whose own small process forks the simulator (%M: KiB).
+        full = ([str(gnu_time), "-f", "%M %U %S", "-o", tf.name] + cmd) if gnu_time.exists() else cmd
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd)
+        p = subprocess.Popen(full, stdout=out, stderr=err, cwd=cwd)
         last = t0
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -75,7 +80,14 @@ def run_measured(cmd: list[str], label: str, cwd: Path = ROOT) -> dict:
                "peak_rss_mb": ru.ru_maxrss / 1024.0,  # Linux: KiB
                "user_s": ru.ru_utime, "sys_s": ru.ru_stime,
                "stdout": out.read().decode(errors="replace"),
-               "stderr": err.read().decode(errors="replace")}
+               "stderr": err.read().decode(errors="replace"),
+               "rss_source": "wait4 (includes the parent's RSS at fork)"}
+        if gnu_time.exists():
+            fields = (tf.read().strip().splitlines() or [""])[-1].split()
+            if len(fields) == 3:
+                res["peak_rss_mb"] = int(fields[0]) / 1024.0
+                res["user_s"], res["sys_s"] = float(fields[1]), float(fields[2])
+                res["rss_source"] = "/usr/bin/time %M"
     if res["returncode"] != 0:
         log(f"    {label} FAILED (exit {res['returncode']}):\n{res['stderr'][-3000:]}")
     return res
@@ -137,6 +149,7 @@ def run_ns3(binary: Path, name: str, seed: int) -> dict:
     thr = j["throughput_mbps"]
     return {
         "ok": True, "cmd": cmd, "wall_s": r["wall_s"], "peak_rss_mb": r["peak_rss_mb"],
+        "cpu_s": r["user_s"] + r["sys_s"],
         "internal_wall_s": j["wall_time_s"], "run_s": j["run_time_s"],
         "events": j["events"],
         # both directions of the central link, as ccbench's sim.bottleneck_packets counts
@@ -164,14 +177,12 @@ def ccbench_cmd() -> list[str] | None:
 def read_flowstats(path: Path) -> list[dict]:
     code = ("import json,sys,polars as pl; "
             "print(json.dumps(pl.read_parquet(sys.argv[1]).to_dicts()))")
-    try:
-        import polars as pl  # noqa: F401
-        return pl.read_parquet(path).to_dicts()
-    except ImportError:
-        r = subprocess.run([str(VENV_PY), "-c", code, str(path)], capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(r.stderr)
-        return json.loads(r.stdout)
+    # In a separate interpreter: importing polars here would grow this process, and every
+    # later child's fork-time RSS with it.
+    r = subprocess.run([str(VENV_PY), "-c", code, str(path)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr)
+    return json.loads(r.stdout)
 
 
 def run_ccbench(name: str, seed: int) -> dict:
@@ -203,12 +214,14 @@ def run_ccbench(name: str, seed: int) -> dict:
             b = row["delivered_bytes"] * mss / (mss + 52)
         thr.append(b * 8 / dur / 1e6)
     ip_thr = [row["delivered_bytes"] * 8 / dur / 1e6 for row in rows]
+    drops = sum(row.get("dropped_pkts") or 0 for row in rows)
     return {
         "ok": True, "cmd": cmd, "wall_s": r["wall_s"], "peak_rss_mb": r["peak_rss_mb"],
+        "cpu_s": r["user_s"] + r["sys_s"],
         "internal_wall_s": meta.get("wall_time_s"), "run_s": meta.get("wall_time_s"),
         "events": sim.get("events"), "bottleneck_packets": sim.get("bottleneck_packets"),
         "throughput_mbps": thr, "throughput": flow_stats(thr),
-        "delivered_ip_mbps": flow_stats(ip_thr),
+        "delivered_ip_mbps": flow_stats(ip_thr), "drops": drops,
         "mode": "ccbench sim backend, per-packet records off (--no-packets), no plots",
         "sim": sim, "ccbench_version": meta.get("ccbench_version"),
     }
@@ -229,8 +242,9 @@ def rate(n, s):
 
 
 def table(results: dict) -> str:
-    head = ("| scen | simulator | wall s | sim loop s | wall s / sim s | events | events/s | bottleneck pkts "
-            "| bneck pkts / wall s | peak RSS MB | thr mean Mbit/s | min | max | total |")
+    head = ("| scen | simulator | wall s | wall s / sim s | CPU s | loop s | loop s / sim s | events "
+            "| events / loop s | bottleneck pkts | bneck pkts / loop s | peak RSS MB "
+            "| drops | thr mean Mbit/s | min | max | total |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     ratios = []
     for name, per in results.items():
@@ -241,10 +255,11 @@ def table(results: dict) -> str:
                 continue
             t = r["throughput"]
             lines.append(
-                f"| {name} | {sim} | {r['wall_s']:.2f} | {fmt(r['run_s'], '.3g')} | {r['wall_s'] / dur:.3f} | {fmt(r['events'])} "
-                f"| {fmt(rate(r['events'], r['wall_s']), '.3g')} | {fmt(r['bottleneck_packets'])} "
-                f"| {fmt(rate(r['bottleneck_packets'], r['wall_s']), '.3g')} "
-                f"| {r['peak_rss_mb']:.0f} | {fmt(t['mean'], '.2f')} | {fmt(t['min'], '.2f')} "
+                f"| {name} | {sim} | {r['wall_s']:.2f} | {r['wall_s'] / dur:.3f} | {r['cpu_s']:.2f} "
+                f"| {fmt(r['run_s'], '.3g')} | {fmt(rate(r['run_s'], dur), '.3g')} | {fmt(r['events'])} "
+                f"| {fmt(rate(r['events'], r['run_s']), '.3g')} | {fmt(r['bottleneck_packets'])} "
+                f"| {fmt(rate(r['bottleneck_packets'], r['run_s']), '.3g')} "
+                f"| {r['peak_rss_mb']:.0f} | {fmt(r.get('drops'))} | {fmt(t['mean'], '.2f')} | {fmt(t['min'], '.2f')} "
                 f"| {fmt(t['max'], '.2f')} | {fmt(t['total'], '.2f')} |")
         cc = per.get("ccbench")
         for sim, r in per.items():
@@ -334,7 +349,8 @@ def main() -> int:
     header = [f"# ccbench vs ns-3 speed benchmark ({datetime.datetime.now().isoformat(timespec='seconds')})",
               "", "Modes: " + "; ".join(sorted(modes)), "",
               "Machine: " + json.dumps(machine()), "",
-              "wall s = whole child process (start-up + set-up + run + output); sim loop s = the "
+              "wall s = whole child process (start-up + set-up + run + output); CPU s = its user + "
+              "system CPU time (less sensitive to other load on the machine); loop s = the "
               "simulator's own timer (ns-3: Simulator::Run; ccbench: metadata wall_time_s); peak RSS = that "
               "child's own; throughput = application payload per flow / duration (ns-3: "
               "PacketSink bytes); bottleneck pkts = packets put on the central link, both "

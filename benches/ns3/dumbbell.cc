@@ -9,7 +9,7 @@
 // root queue disc (installed by Ipv4AddressHelper::Assign) is removed with
 // TrafficControlHelper::Uninstall, so the device DropTail queue is the only queue a packet
 // waits in. (With no qdisc, the traffic-control layer drops a packet when the device queue is
-// stopped, i.e. full: the same tail drop, reported through TrafficControlLayer's "Drop" trace.)
+// stopped, i.e. full: the same tail drop, reported through TrafficControlLayer's "TcDrop" trace.)
 //
 // TCP: ns-3 TcpCubic (HyStart on, ns-3 defaults for its parameters), MSS 1448, timestamps,
 // SACK, delayed ACK every 2nd segment / 40 ms, IW10, min RTO 200 ms, 32 MiB buffers, no pacing.
@@ -197,20 +197,25 @@ main(int argc, char* argv[])
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
     // --- traces: bottleneck packet counts and drops ---
-    central.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&CentralFwdTx));
-    central.Get(1)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&CentralRevTx));
+    // (TraceConnectWithoutContext returns false, silently, for an unknown trace source name.)
+    bool tracesOk =
+        central.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&CentralFwdTx)) &&
+        central.Get(1)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&CentralRevTx));
+    NS_ABORT_MSG_UNLESS(tracesOk, "no PhyTxBegin trace source");
     for (uint32_t i = 0; i < NodeList::GetNNodes(); ++i)
     {
         Ptr<Node> n = NodeList::GetNode(i);
-        n->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-            "Drop",
+        bool ok = n->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+            "TcDrop",
             MakeCallback(n == r1 ? &TcDropR1 : &TcDrop));
+        NS_ABORT_MSG_UNLESS(ok, "no TcDrop trace source in TrafficControlLayer");
         for (uint32_t d = 0; d < n->GetNDevices(); ++d)
         {
             Ptr<PointToPointNetDevice> dev = DynamicCast<PointToPointNetDevice>(n->GetDevice(d));
             if (dev)
             {
-                dev->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&QueueDrop));
+                ok = dev->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&QueueDrop));
+                NS_ABORT_MSG_UNLESS(ok, "no Drop trace source in the device queue");
             }
         }
     }
