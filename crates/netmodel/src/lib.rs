@@ -29,6 +29,23 @@ pub struct PktMeta {
     pub size: u32,
     /// Flow the packet belongs to (for per-flow queues and statistics).
     pub flow: u32,
+    /// ECN codepoint of the IP header (RFC 3168): [`ECN_NOT_ECT`], [`ECN_ECT1`], [`ECN_ECT0`]
+    /// or [`ECN_CE`]. Queues that mark set it to `ECN_CE`.
+    pub ecn: u8,
+}
+
+/// RFC 3168 ECN codepoints (the two low bits of the IP TOS / traffic-class byte).
+pub const ECN_NOT_ECT: u8 = 0b00;
+pub const ECN_ECT1: u8 = 0b01;
+pub const ECN_ECT0: u8 = 0b10;
+pub const ECN_CE: u8 = 0b11;
+
+impl PktMeta {
+    /// ECN-capable transport (ECT(0), ECT(1) or already CE).
+    #[inline]
+    pub fn is_ect(&self) -> bool {
+        self.ecn != ECN_NOT_ECT
+    }
 }
 
 /// Transmission time of `bytes` at `rate_bps`, rounded up to whole nanoseconds.

@@ -114,6 +114,11 @@ impl Link {
         self.queue.len_bytes()
     }
 
+    /// Packets CE-marked by this link's queue so far.
+    pub fn queue_marks(&self) -> u64 {
+        self.queue.marks()
+    }
+
     pub fn rate_bps(&self) -> Option<u64> {
         self.rate_bps
     }
@@ -171,13 +176,13 @@ mod tests {
             role: String::new(),
             rate_bps: rate,
             delay_ns: delay,
-            queue: QueueConfig::Droptail { packets, bytes: None },
+            queue: QueueConfig::droptail(packets, None),
             overhead_bytes: 0,
         }
     }
 
     fn p(id: u32) -> PktMeta {
-        PktMeta { id, size: 1500, flow: 0 }
+        PktMeta { id, size: 1500, flow: 0, ecn: crate::ECN_NOT_ECT }
     }
 
     /// Drive the link as an event loop would and return (id, arrival time) pairs.

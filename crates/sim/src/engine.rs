@@ -37,6 +37,8 @@ struct Packet {
     /// Packet-record index (data packets with per-packet records on), else u32::MAX.
     rec: u32,
     size: u32,
+    /// ECN codepoint of the IP header (netmodel::ECN_*); queues may turn ECT into CE.
+    ecn: u8,
     seg: Seg,
 }
 
@@ -120,9 +122,10 @@ impl Sim {
         for f in &exp.flows {
             let cc = cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, exp.seed, f.id as u64))
                 .map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))?;
+            let ftcp = crate::tcp::flow_tcp_config(&tcp, f.tcp.as_ref(), f.ecn, exp.mss, cc.as_ref());
             flows.push(FlowState {
-                sender: TcpSender::new(&tcp, cc, f.bytes),
-                receiver: TcpReceiver::new(&tcp),
+                sender: TcpSender::new(&ftcp, cc, f.bytes),
+                receiver: TcpReceiver::new(&ftcp),
                 path: f.path.clone(),
                 rev_path: f.rev_path.clone(),
                 active: false,
@@ -246,6 +249,7 @@ impl Sim {
     fn on_link(&mut self, l: u32) {
         let now = self.now;
         while let Some((m, _)) = self.links[l as usize].pop_arrival(now) {
+            self.pkts.items[m.id as usize].ecn = m.ecn; // a CE mark travels with the packet
             self.forward(m.id);
         }
         self.collect_drops(l);
@@ -271,7 +275,7 @@ impl Sim {
     /// Put packet `id` onto link `l` now.
     fn enqueue(&mut self, l: u32, id: u32) {
         let p = &self.pkts.items[id as usize];
-        let meta = PktMeta { id, size: p.size, flow: p.flow };
+        let meta = PktMeta { id, size: p.size, flow: p.flow, ecn: p.ecn };
         self.links[l as usize].enqueue(self.now, meta);
         self.collect_drops(l);
         let t = self.links[l as usize].next_event_time();
@@ -294,7 +298,8 @@ impl Sim {
         }
         let p = self.pkts.remove(id);
         match p.seg {
-            Seg::Data(seg) => {
+            Seg::Data(mut seg) => {
+                seg.ce = p.ecn == netmodel::ECN_CE; // a queue on the way may have marked it
                 if !seg.syn {
                     self.data_in_net -= 1;
                     self.rec.delivered(self.now, p.flow, p.size, p.sent_ns, p.rec);
@@ -322,7 +327,8 @@ impl Sim {
                 self.rec.sent(now, f, seg.seq, size, seg.retrans)
             };
             let first = self.flows[f as usize].path[0];
-            let id = self.pkts.insert(Packet { flow: f, hop: 0, sent_ns: now, rec, size, seg: Seg::Data(seg) });
+            let ecn = if seg.ect { netmodel::ECN_ECT0 } else { netmodel::ECN_NOT_ECT };
+            let id = self.pkts.insert(Packet { flow: f, hop: 0, sent_ns: now, rec, size, ecn, seg: Seg::Data(seg) });
             self.stats.packets += 1;
             self.enqueue(first, id);
         }
@@ -335,7 +341,8 @@ impl Sim {
         while let Some(ack) = self.flows[f as usize].receiver.poll_ack(now) {
             let size = ack.ip_bytes();
             let first = self.flows[f as usize].rev_path[0];
-            let id = self.pkts.insert(Packet { flow: f, hop: 0, sent_ns: now, rec: u32::MAX, size, seg: Seg::Ack(ack) });
+            let ecn = netmodel::ECN_NOT_ECT;
+            let id = self.pkts.insert(Packet { flow: f, hop: 0, sent_ns: now, rec: u32::MAX, size, ecn, seg: Seg::Ack(ack) });
             self.stats.packets += 1;
             self.enqueue(first, id);
         }

@@ -58,6 +58,14 @@ pub struct FlowConfig {
     pub path: Vec<u32>,
     /// Link ids crossed by ACKs, in order.
     pub rev_path: Vec<u32>,
+    /// ECN for this flow: `None` = negotiated iff the CC needs it (DCTCP), `Some(true)` =
+    /// negotiated, `Some(false)` = never (a peer without ECN; DCTCP falls back to dctcp-reno).
+    #[serde(default)]
+    pub ecn: Option<bool>,
+    /// Endpoint settings of this flow (its group's `tcp:` merged over the top-level one);
+    /// `None` = the experiment's `tcp`.
+    #[serde(default)]
+    pub tcp: Option<TcpConfig>,
 }
 
 fn default_mss() -> u32 {
@@ -165,7 +173,7 @@ mod tests {
         assert_eq!(e.links[0].rate_bps, None);
         assert_eq!(
             e.links[1].queue,
-            netmodel::QueueConfig::Droptail { packets: None, bytes: Some(15000) }
+            netmodel::QueueConfig::droptail(None, Some(15000))
         );
     }
 

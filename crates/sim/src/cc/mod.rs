@@ -14,12 +14,14 @@ pub mod bic;
 pub mod cdg;
 pub mod copa;
 pub mod cubic;
+pub mod dctcp;
 pub mod highspeed;
 pub mod hldg;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod lp;
+pub mod newreno;
 pub mod nv;
 pub mod reno;
 pub mod scalable;
@@ -76,8 +78,10 @@ pub struct Sock {
     /// Earliest departure time (ns) of the next transmission, `tp->tcp_wstamp_ns` (EDT pacing).
     /// BBR uses it to estimate the packets still "in the network" at that time.
     pub wstamp_ns: u64,
-    /// Delivered packets that carried CE (unused until ECN is modelled).
+    /// Packets delivered by ACKs that carried ECE (`tp->delivered_ce`, `tcp_count_delivered`).
     pub delivered_ce: u64,
+    /// ECN negotiated on this connection (`tp->ecn_flags & TCP_ECN_OK`).
+    pub ecn_ok: bool,
     /// Total packets marked lost (`tp->lost`).
     pub lost: u64,
     /// `tp->app_limited`: 0, or the `delivered` count at which the app-limited bubble ends.
@@ -130,6 +134,7 @@ impl Sock {
             delivered_mstamp_us: 0,
             wstamp_ns: 0,
             delivered_ce: 0,
+            ecn_ok: false,
             lost: 0,
             app_limited: 0,
             snd_una: 0,
@@ -203,7 +208,9 @@ pub enum CaEvent {
     CompleteCwr,
     /// RTO fired (entering Loss).
     Loss,
-    /// ECN: a CE-marked packet arrived / ended (unused until ECN is modelled).
+    /// ECN: a received data packet was not CE-marked / was CE-marked. In Linux these reach the
+    /// *receiving* socket's CC; ccbench's receiver has no CC instance and runs the DCTCP ACK state
+    /// machine itself (`cc::dctcp::CeAckState`), so a data sender never sees them, as in Linux.
     EcnNoCe,
     EcnIsCe,
 }
@@ -294,6 +301,17 @@ pub trait CongestionControl: Send {
     }
     /// The CC's own trace variables, appended as (name, value).
     fn sample(&self, _out: &mut Vec<(&'static str, f64)>) {}
+    /// Linux `TCP_CONG_NEEDS_ECN`: the connection requests ECN even when the flow's group does
+    /// not ask for it (DCTCP). The engine negotiates ECN for such flows unless the group says
+    /// `ecn: false`; the receiver then runs the DCTCP ACK state machine.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+    /// ccbench: the endpoint must use non-SACK (NewReno, RFC 6582) recovery for this flow, as if
+    /// SACK were not negotiated (the `newreno` scheme). The engine turns SACK off at both ends.
+    fn needs_non_sack_recovery(&self) -> bool {
+        false
+    }
 }
 
 /// `tcp_slow_start` (tcp_cong.c, packet-counting form ≥ 4.0): cwnd = min(cwnd + acked, ssthresh),
@@ -443,6 +461,18 @@ static SCHEMES: &[SchemeInfo] = &[
         params: &[],
     },
     SchemeInfo {
+        name: "newreno",
+        description: "Classic NewReno: Reno's AIMD with the endpoint forced to non-SACK recovery (3 dupACKs, one retransmission per partial ACK, RFC 6582) for this flow",
+        source: "Linux net/ipv4/tcp_cong.c + tcp_input.c non-SACK path (tcp_add_reno_sack, tcp_newreno_mark_lost); RFC 6582; cc-algorithms.md §5",
+        params: &[],
+    },
+    SchemeInfo {
+        name: "dctcp",
+        description: "DCTCP: ECN-based; once per RTT alpha = (1-g)·alpha + g·F (g = 1/16), on ECE cwnd·(1 − alpha/2) once per window, halve on loss; Reno growth. Needs ECN (falls back to dctcp-reno without)",
+        source: "Linux net/ipv4/tcp_dctcp.c (5.x/6.x), include/net/tcp_dctcp.h; RFC 8257; cc-algorithms.md §7.12",
+        params: dctcp::PARAMS,
+    },
+    SchemeInfo {
         name: "cubic",
         description: "CUBIC with HyStart (ACK train + delay), fast convergence and the TCP-friendly region, integer arithmetic as Linux",
         source: "Linux net/ipv4/tcp_cubic.c (5.7+/6.x); RFC 8312/9438; cc-algorithms.md §4",
@@ -579,6 +609,8 @@ pub fn make(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestion
         "reno" => Ok(Box::new(reno::Reno::new())),
         "bbr" => Ok(Box::new(bbr::Bbr::from_params(&p)?)),
         "bbr-shallow" => Ok(Box::new(bbr::Bbr::shallow_from_params(&p)?)),
+        "newreno" => Ok(Box::new(newreno::NewReno::new())),
+        "dctcp" => Ok(Box::new(dctcp::Dctcp::from_params(&p)?)),
         "cubic" => Ok(Box::new(cubic::Cubic::from_params(&p)?)),
         "bic" => Ok(Box::new(bic::Bic::from_params(&p)?)),
         "westwood" => Ok(Box::new(westwood::Westwood::new())),

@@ -8,6 +8,8 @@ mod receiver;
 mod sender;
 #[cfg(test)]
 mod harness_tests;
+#[cfg(test)]
+mod ecn_tests;
 
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
@@ -30,8 +32,8 @@ pub struct TcpConfig {
     pub rwnd_bytes: u64,
     /// Receiver delays ACKs (every 2nd full segment, 40 ms timer, quick-ACK); false = ACK every segment.
     pub delayed_ack: bool,
-    /// SACK (+ D-SACK) negotiated. `false` is not supported yet (NewReno core): the sender
-    /// ignores it and the receiver then sends no SACK blocks.
+    /// SACK (+ D-SACK) negotiated. `false`: the receiver sends no SACK blocks and the sender
+    /// uses Linux's non-SACK (NewReno, RFC 6582) recovery (linux-tcp.md §6.4).
     pub sack: bool,
     /// `TCP_RTO_MIN` (ns).
     pub min_rto_ns: u64,
@@ -49,6 +51,18 @@ pub struct TcpConfig {
     pub sack_compression: bool,
     /// `tcp_comp_sack_delay_ns` upper bound (1 ms). Linux uses min(this, rtt/20); see receiver.rs.
     pub comp_sack_delay_ns: u64,
+    /// ECN negotiated (RFC 3168). Set per flow by the engine (`flow_tcp_config`).
+    pub ecn: bool,
+    /// Receiver runs DCTCP's CE-state ACK machine (`dctcp_ece_ack_update`) instead of the
+    /// RFC 3168 "ECE until CWR" echo; set by the engine when the flow's CC needs ECN.
+    pub ecn_precise_ack: bool,
+    /// Granularity of every RTT sample the estimator and the CC see (ns); 0 = Linux's µs.
+    /// Samples are floored to a multiple (at least one tick), like tick-based stacks
+    /// (FreeBSD `ticks`, pre-4.x Linux jiffies). See `TcpSender::quantise_rtt_us`.
+    pub rtt_granularity_ns: u64,
+    /// Delayed-ACK timeout (ns): Linux `TCP_DELACK_MIN` = `TCP_ATO_MIN` = 40 ms; the FreeBSD
+    /// profile uses 100 ms (`net.inet.tcp.delacktime`). Replaces both constants in the receiver.
+    pub delayed_ack_timeout_ns: u64,
 }
 
 impl Default for TcpConfig {
@@ -66,8 +80,32 @@ impl Default for TcpConfig {
             tlp: true,
             sack_compression: true,
             comp_sack_delay_ns: 1_000_000,
+            ecn: false,
+            ecn_precise_ack: false,
+            rtt_granularity_ns: 0,
+            delayed_ack_timeout_ns: 40_000_000,
         }
     }
+}
+
+/// The endpoint configuration of one flow: the flow's own `tcp` (else the experiment's), with
+/// the run's MSS, ECN negotiated per `ecn` (None = iff the CC needs it, Linux
+/// `TCP_CONG_NEEDS_ECN`) and SACK off when the CC needs non-SACK recovery (`newreno`).
+pub fn flow_tcp_config(
+    global: &TcpConfig,
+    flow: Option<&TcpConfig>,
+    ecn: Option<bool>,
+    mss: u32,
+    cc: &dyn crate::cc::CongestionControl,
+) -> TcpConfig {
+    let mut t = flow.unwrap_or(global).clone();
+    t.mss = mss;
+    t.ecn = ecn.unwrap_or(t.ecn || cc.needs_ecn());
+    t.ecn_precise_ack = t.ecn && cc.needs_ecn();
+    if cc.needs_non_sack_recovery() {
+        t.sack = false;
+    }
+    t
 }
 
 /// A data segment (sender → receiver).
@@ -82,7 +120,12 @@ pub struct DataSeg {
     pub retrans: bool,
     /// Timestamp option value (sender clock, ns; Linux's TSval has ms granularity).
     pub tsval_ns: u64,
+    /// ECT(0) codepoint set by the sender (ECN negotiated; RFC 3168 §6.1.5 rules in sender.rs).
     pub ect: bool,
+    /// CE-marked by a queue on the way (set by the engine on arrival).
+    pub ce: bool,
+    /// TCP CWR flag (the sender reduced its window after an ECE).
+    pub cwr: bool,
 }
 
 impl DataSeg {
@@ -116,6 +159,7 @@ pub struct AckSeg {
     pub tsecr_ns: u64,
     /// Advertised receive window (bytes beyond `ack`).
     pub rwnd: u64,
+    /// TCP ECE flag (RFC 3168 echo, or DCTCP's per-packet CE echo).
     pub ece: bool,
 }
 

@@ -11,10 +11,10 @@
 //! identical for RTT ≥ 20 ms; the receiver has no RTT estimate of its own here).
 
 use super::{AckSeg, DataSeg, TcpConfig};
+use crate::cc::dctcp::CeAckState;
 
-/// `TCP_DELACK_MIN` = `TCP_ATO_MIN` = HZ/25 (40 ms).
-const TCP_ATO_MIN_NS: u64 = 40_000_000;
-const TCP_DELACK_MIN_NS: u64 = 40_000_000;
+// `TCP_DELACK_MIN` = `TCP_ATO_MIN` = HZ/25 (40 ms) are `TcpConfig::delayed_ack_timeout_ns`
+// (`delack_min_ns` here), so that a FreeBSD-like 100 ms timer can be configured.
 /// `TCP_DELACK_MAX` = HZ/5 (200 ms), also the default `icsk_delack_max`.
 const TCP_DELACK_MAX_NS: u64 = 200_000_000;
 /// Upper bound of `ato` when not in pingpong mode (HZ/2).
@@ -41,6 +41,21 @@ pub struct TcpReceiver {
     comp_sack_delay_ns: u64,
     /// Receiver's `icsk_rto` (it never sends data, so it stays at the initial RTO).
     rto_ns: u64,
+    /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` (40 ms in Linux; configurable).
+    delack_min_ns: u64,
+
+    // ECN (RFC 3168 receiver, Linux tcp_ecn_check_ce / tcp_ecn_accept_cwr / tcp_ecn_send).
+    ecn: bool,
+    /// DCTCP ACK state machine instead of "ECE until CWR" (flow CC needs ECN).
+    ecn_precise: bool,
+    /// `TCP_ECN_DEMAND_CWR`: set ECE on outgoing ACKs.
+    demand_cwr: bool,
+    /// `TCP_ECN_SEEN`: an ECT or CE packet was received.
+    ecn_seen: bool,
+    ce_ack: CeAckState,
+    /// DCTCP: an ACK (ack, ece) to emit before the regular one (sent without touching the
+    /// delayed-ACK state, as Linux's `__tcp_send_ack(sk, prior_rcv_nxt)`).
+    special_ack: Option<(u64, bool)>,
 
     synack_pending: bool,
     rcv_nxt: u64,
@@ -84,6 +99,13 @@ impl TcpReceiver {
             sack_compression: cfg.sack_compression,
             comp_sack_delay_ns: cfg.comp_sack_delay_ns,
             rto_ns: cfg.initial_rto_ns,
+            delack_min_ns: cfg.delayed_ack_timeout_ns.max(1),
+            ecn: cfg.ecn,
+            ecn_precise: cfg.ecn && cfg.ecn_precise_ack,
+            demand_cwr: false,
+            ecn_seen: false,
+            ce_ack: CeAckState::default(),
+            special_ack: None,
             synack_pending: false,
             rcv_nxt: 0,
             rcv_wup: 0,
@@ -127,6 +149,12 @@ impl TcpReceiver {
         if seg.seq <= self.rcv_wup && seg.tsval_ns >= self.ts_recent {
             self.ts_recent = seg.tsval_ns;
         }
+        // tcp_ecn_accept_cwr: the sender reduced; stop echoing, and ACK at once (its cwnd may
+        // be tiny).
+        if self.ecn && seg.cwr {
+            self.demand_cwr = false;
+            self.ack_now = true;
+        }
         let (seq, end) = (seg.seq, seg.end());
         if end <= self.rcv_nxt {
             // Entirely duplicate: D-SACK it and ACK at once (Linux enters quick-ACK mode).
@@ -139,6 +167,7 @@ impl TcpReceiver {
             }
             self.rcv_nxt = end;
             self.event_data_recv(now, seg.len);
+            self.ecn_check_ce(seg);
             if !self.ofo.is_empty() {
                 self.drain_ofo();
                 // RFC 5681 §4.2: ACK immediately when a gap is filled.
@@ -148,6 +177,7 @@ impl TcpReceiver {
             }
             self.sack_remove();
         } else {
+            self.ecn_check_ce(seg);
             self.queue_ofo(seq, end);
             self.ack_scheduled = true;
         }
@@ -159,13 +189,19 @@ impl TcpReceiver {
         if self.synack_pending {
             self.synack_pending = false;
             self.acks_sent += 1;
-            return Some(AckSeg { ack: 0, syn: true, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ..Default::default() });
+            // SYN-ACK with ECE when ECN is negotiated (RFC 3168 §6.1.1).
+            return Some(AckSeg { ack: 0, syn: true, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ece: self.ecn, ..Default::default() });
+        }
+        if let Some((ack, ece)) = self.special_ack.take() {
+            self.acks_sent += 1;
+            return Some(AckSeg { ack, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ece, ..Default::default() });
         }
         if !self.send_pending {
             return None;
         }
         self.send_pending = false;
-        let mut a = AckSeg { ack: self.rcv_nxt, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ..Default::default() };
+        let ece = self.ecn && self.demand_cwr;
+        let mut a = AckSeg { ack: self.rcv_nxt, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ece, ..Default::default() };
         let mut n = 0;
         if let Some(d) = self.dsack {
             a.sack[0] = d;
@@ -228,11 +264,16 @@ impl TcpReceiver {
     }
 
     fn incr_quickack(&mut self) {
+        self.incr_quickack_max(TCP_MAX_QUICKACKS);
+    }
+
+    /// `tcp_incr_quickack(sk, max_quickacks)`.
+    fn incr_quickack_max(&mut self, max_quickacks: u32) {
         let mut q = (self.rwnd / (2 * self.rcv_mss as u64)).min(u32::MAX as u64) as u32;
         if q == 0 {
             q = 2;
         }
-        q = q.min(TCP_MAX_QUICKACKS);
+        q = q.min(max_quickacks);
         if q > self.quick {
             self.quick = q;
         }
@@ -240,7 +281,42 @@ impl TcpReceiver {
 
     fn enter_quickack_mode(&mut self) {
         self.incr_quickack();
-        self.ato = TCP_ATO_MIN_NS;
+        self.ato = self.delack_min_ns;
+    }
+
+    /// `tcp_ecn_check_ce` for a received data segment (Linux tcp_input.c, with the CA events of
+    /// a `TCP_CONG_NEEDS_ECN` receiver handled by DCTCP's `dctcp_ece_ack_update`).
+    fn ecn_check_ce(&mut self, seg: &DataSeg) {
+        if !self.ecn {
+            return;
+        }
+        if !seg.ect && !seg.ce {
+            // "If ECT is not set on a segment, and we already seen ECT on a previous segment,
+            // it is probably a retransmit": ACK quickly (tcp_enter_quickack_mode(sk, 2)).
+            if self.ecn_seen {
+                self.incr_quickack_max(2);
+                self.ato = self.delack_min_ns;
+            }
+            return;
+        }
+        if self.ecn_precise {
+            let pending = self.delack_timer.is_some();
+            let act = self.ce_ack.update(seg.ce, self.rcv_nxt, pending);
+            if act.flush.is_some() {
+                self.special_ack = act.flush;
+            }
+            if act.ack_now {
+                self.ack_now = true;
+            }
+            self.demand_cwr = act.ece;
+        }
+        if seg.ce && !self.demand_cwr {
+            // First CE of an episode: do not delay ACKs, the sender may have a tiny cwnd.
+            self.incr_quickack_max(2);
+            self.ato = self.delack_min_ns;
+            self.demand_cwr = true;
+        }
+        self.ecn_seen = true;
     }
 
     /// `tcp_event_data_recv`: rcv_mss estimate and `ato` adaptation for in-order data.
@@ -252,11 +328,11 @@ impl TcpReceiver {
         if self.ato == 0 {
             // First data segment.
             self.incr_quickack();
-            self.ato = TCP_ATO_MIN_NS;
+            self.ato = self.delack_min_ns;
         } else {
             let m = now.saturating_sub(self.lrcvtime);
-            if m <= TCP_ATO_MIN_NS / 2 {
-                self.ato = (self.ato >> 1) + TCP_ATO_MIN_NS / 2;
+            if m <= self.delack_min_ns / 2 {
+                self.ato = (self.ato >> 1) + self.delack_min_ns / 2;
             } else if m < self.ato {
                 self.ato = ((self.ato >> 1) + m).min(self.rto_ns);
             } else if m > self.rto_ns {
@@ -396,7 +472,7 @@ impl TcpReceiver {
     /// `tcp_send_delayed_ack`.
     fn send_delayed_ack(&mut self, now: u64) {
         let mut ato = self.ato;
-        if ato > TCP_DELACK_MIN_NS {
+        if ato > self.delack_min_ns {
             // No pingpong / ACK_PUSHED here, and no srtt of our own to bound it.
             ato = ato.min(MAX_ATO_NS);
         }
@@ -422,7 +498,7 @@ impl TcpReceiver {
         if self.quick > 0 {
             self.quick -= 1;
             if self.quick == 0 {
-                self.ato = TCP_ATO_MIN_NS;
+                self.ato = self.delack_min_ns;
             }
         }
         self.ack_scheduled = false;

@@ -27,8 +27,19 @@
 //!   CC requested it (`PacingStatus::Needed`, automatic for `cong_control` CCs) or `pacing_default`
 //!   (fq) is set; `sk_pacing_rate` itself is always maintained as Linux does.
 //!
+//! * non-SACK (NewReno, RFC 6582) recovery when SACK is off, as Linux's `tcp_is_reno()` path:
+//!   dupACKs counted in `sacked_out` (`tcp_add_reno_sack`, limited transmit falls out of
+//!   in_flight), head marked lost after `reordering` (3) dupACKs and on each partial ACK in
+//!   Recovery (`tcp_newreno_mark_lost`), Recovery held until an ACK above `high_seq`, PRR;
+//! * ECN (RFC 3168 as Linux): ECT(0) on new data (on everything for `needs_ecn` CCs), ECE →
+//!   `in_ack_event(CA_ACK_ECE)`, `delivered_ce`, CWR state via the CC's ssthresh at most once per
+//!   window (`tcp_enter_cwr` from `tcp_try_to_open`), CWR flag on the next new segment after any
+//!   reduction (`tcp_ecn_queue_cwr`);
+//! * RTT-measurement granularity (`rtt_granularity_ns`, `quantise_rtt_us`) for every RTT sample
+//!   the estimator, min_rtt and the CC see (RACK keeps µs).
+//!
 //! Not implemented (known simplifications): undo (D-SACK, timestamp/Eifel and F-RTO undo are all
-//! omitted: spurious reductions are never reverted), F-RTO, NewReno (non-SACK) recovery, ECN,
+//! omitted: spurious reductions are never reverted), F-RTO, ECN nonce / AccECN,
 //! TSO/GSO and TSQ, Nagle, SACK reneging handling beyond resetting marks on RTO, partial ACKs of
 //! a segment, window scaling granularity, the 3 s `TCP_TIMEOUT_FALLBACK` and give-up limits.
 
@@ -36,8 +47,8 @@ use std::collections::VecDeque;
 
 use super::{AckSeg, CaState, DataSeg, FlowSample, TcpConfig};
 use crate::cc::{
-    AckSample, CaEvent, CongestionControl, Minmax, PacingStatus, RateSample, Sock, CA_ACK_SLOWPATH,
-    CA_ACK_WIN_UPDATE, TCP_INFINITE_SSTHRESH,
+    AckSample, CaEvent, CongestionControl, Minmax, PacingStatus, RateSample, Sock, CA_ACK_ECE,
+    CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE, TCP_INFINITE_SSTHRESH,
 };
 
 // Segment flags (Linux TCPCB_*).
@@ -229,6 +240,17 @@ pub struct TcpSender {
 
     completed_at: Option<u64>,
     total_bytes_sent: u64,
+
+    /// SACK not negotiated: Linux's non-SACK ("reno", `tcp_is_reno`) scoreboard and NewReno
+    /// recovery (dupACKs counted in `sacked_out`, `tcp_newreno_mark_lost`).
+    reno: bool,
+    /// `TCP_ECN_QUEUE_CWR`: put CWR on the next new data segment.
+    ecn_queue_cwr: bool,
+    /// The ACK being processed carries ECE (ECN negotiated): `tcp_count_delivered` adds to
+    /// `delivered_ce`.
+    ack_ece: bool,
+    /// Duplicate ACKs carried by the ACK being processed (0 or 1; `num_dupack`).
+    num_dupack: u32,
 }
 
 impl TcpSender {
@@ -290,6 +312,10 @@ impl TcpSender {
             snd_cwnd_stamp_ns: 0,
             completed_at: None,
             total_bytes_sent: 0,
+            reno: !cfg.sack,
+            ecn_queue_cwr: false,
+            ack_ece: false,
+            num_dupack: 0,
         }
     }
 
@@ -371,7 +397,7 @@ impl TcpSender {
                     if self.timer.is_none() {
                         self.timer = Some((now + self.sk.rto_ns, TimerKind::Retrans));
                     }
-                    return Some(DataSeg { seq: 0, len: 0, syn: true, retrans: self.syn_retrans > 0, tsval_ns: now, ect: false });
+                    return Some(DataSeg { seq: 0, len: 0, syn: true, retrans: self.syn_retrans > 0, tsval_ns: now, ect: false, ce: false, cwr: false });
                 }
                 return None;
             }
@@ -488,7 +514,9 @@ impl TcpSender {
         if prior_packets == 0 || matches!(self.timer, Some((_, TimerKind::LossProbe)) | None) {
             self.rearm_rto();
         }
-        DataSeg { seq, len, syn: false, retrans: false, tsval_ns: now, ect: false }
+        // tcp_ecn_send: new data is ECT(0) and carries a queued CWR.
+        let cwr = self.sk.ecn_ok && std::mem::take(&mut self.ecn_queue_cwr);
+        DataSeg { seq, len, syn: false, retrans: false, tsval_ns: now, ect: self.sk.ecn_ok, ce: false, cwr }
     }
 
     /// (Re)transmit the segment at index `i`. `account`: tcp_retransmit_skb (marks the
@@ -512,7 +540,10 @@ impl TcpSender {
         if i == 0 && account && !matches!(self.timer, Some((_, TimerKind::ReoTimeout))) {
             self.timer = Some((now + self.sk.rto_ns, TimerKind::Retrans));
         }
-        DataSeg { seq: seg.seq, len: seg.len, syn: false, retrans: true, tsval_ns: now, ect: false }
+        // RFC 3168 §6.1.5: retransmissions are Not-ECT, except for TCP_CONG_NEEDS_ECN CCs whose
+        // socket sets ECT on everything (INET_ECN_xmit at the handshake, DCTCP).
+        let ect = self.sk.ecn_ok && self.cc.needs_ecn();
+        DataSeg { seq: seg.seq, len: seg.len, syn: false, retrans: true, tsval_ns: now, ect, ce: false, cwr: false }
     }
 
     /// Common per-transmission bookkeeping (`tcp_event_data_sent`, EDT, PRR accounting).
@@ -752,7 +783,12 @@ impl TcpSender {
             flag |= FLAG_SND_UNA_ADVANCED;
             self.retransmits = 0;
         }
-        if ack.n_sack > 0 {
+        // tcp_ecn_rcv_ecn_echo
+        self.ack_ece = ack.ece && self.sk.ecn_ok;
+        if self.ack_ece {
+            flag |= FLAG_ECE;
+        }
+        if ack.n_sack > 0 && !self.reno {
             flag |= self.sacktag(ack, &mut st);
         }
         let dubious_pre = flag & FLAG_SND_UNA_ADVANCED == 0 || flag & FLAG_CA_ALERT != 0;
@@ -760,6 +796,12 @@ impl TcpSender {
         if flag & FLAG_WIN_UPDATE != 0 {
             ev |= CA_ACK_WIN_UPDATE;
         }
+        if flag & FLAG_ECE != 0 {
+            ev |= CA_ACK_ECE;
+        }
+        // tcp_ack_update_window has already advanced snd_una when in_ack_event runs (DCTCP's
+        // once-per-window test reads it).
+        self.sk.snd_una = ack.ack;
         self.cc.in_ack_event(&mut self.sk, ev);
 
         flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut st);
@@ -769,7 +811,10 @@ impl TcpSender {
         }
         let dubious = flag & FLAG_NOT_DUP == 0 || flag & FLAG_CA_ALERT != 0 || self.sk.ca_state != CaState::Open;
         if dubious {
+            // A duplicate ACK (tcp_ack): no progress, no window update, no D-SACK.
+            self.num_dupack = u32::from(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK) == 0);
             self.fastretrans_alert(prior_snd_una, &mut flag, ack);
+            self.num_dupack = 0;
         }
         if flag & FLAG_SET_XMIT_TIMER != 0 {
             if !self.schedule_loss_probe(true) {
@@ -802,6 +847,9 @@ impl TcpSender {
         } else {
             self.tsecr_rtt_us(ack.tsecr_ns)
         };
+        let rtt_us = self.quantise_rtt_us(rtt_us as i64) as u64;
+        // ECN negotiated: we asked (ECE|CWR on the SYN) and the SYN-ACK carries ECE.
+        self.sk.ecn_ok = self.cfg.ecn && ack.ece;
         self.update_rtt_min(rtt_us, 0);
         self.rtt_estimator(rtt_us);
         self.set_rto();
@@ -815,6 +863,83 @@ impl TcpSender {
         // A cong_control CC (BBR) sets its own initial pacing rate in init.
         if !self.cc.has_cong_control() {
             self.update_pacing_rate();
+        }
+    }
+
+    /// RTT-measurement granularity (`rtt_granularity_ns`): floor the sample to a whole number of
+    /// ticks, at least one. This is what tick-based stacks measure: FreeBSD times segments in
+    /// `ticks` (1 ms at kern.hz = 1000; `tcp_xmit_timer` samples and h_ertt's are whole ticks,
+    /// cc-algorithms.md §0.2, §1.2) and pre-3.15 Linux in jiffies; a sub-tick RTT is reported as
+    /// one tick (Linux-jiffies `tcp_rtt_estimator`: `if (m == 0) m = 1`; FreeBSD adds one tick).
+    /// Flooring the duration, not differencing two tick counters, keeps the result independent of
+    /// the phase of a virtual clock (a counter difference is floor or floor + 1).
+    pub(crate) fn quantise_rtt_us(&self, rtt_us: i64) -> i64 {
+        let g = self.cfg.rtt_granularity_ns;
+        if g == 0 || rtt_us < 0 {
+            return rtt_us;
+        }
+        let ticks = ((rtt_us as u64 * 1000) / g).max(1);
+        (ticks * g / 1000) as i64
+    }
+
+    /// `tcp_count_delivered`: packets newly delivered, and CE-delivered if this ACK has ECE.
+    #[inline]
+    fn count_delivered(&mut self, n: u32) {
+        self.sk.delivered += n as u64;
+        if self.ack_ece {
+            self.sk.delivered_ce += n as u64;
+        }
+    }
+
+    /// `tcp_limit_reno_sacked` + `tcp_check_reno_reordering`: dupACKs beyond the holes mean
+    /// reordering (or duplicated ACKs); clamp `sacked_out` and raise `reordering`.
+    fn check_reno_reordering(&mut self, addend: u32) {
+        let holes = self.sk.lost_out.max(1).min(self.sk.packets_out);
+        if self.sk.sacked_out + holes > self.sk.packets_out {
+            self.sk.sacked_out = self.sk.packets_out - holes;
+            self.reordering = (self.sk.packets_out + addend).min(TCP_MAX_REORDERING);
+            self.reord_seen += 1;
+        }
+    }
+
+    /// `tcp_add_reno_sack`: a dupACK stands for one packet that left the network.
+    fn add_reno_sack(&mut self, num_dupack: u32) {
+        if num_dupack == 0 {
+            return;
+        }
+        let prior = self.sk.sacked_out;
+        self.sk.sacked_out += num_dupack;
+        self.check_reno_reordering(0);
+        let delivered = self.sk.sacked_out.saturating_sub(prior);
+        if delivered > 0 {
+            self.count_delivered(delivered);
+        }
+    }
+
+    /// `tcp_remove_reno_sacks`: a cumulative ACK of `acked` packets fills one hole; the rest
+    /// were already counted by dupACKs.
+    fn remove_reno_sacks(&mut self, acked: u32) {
+        if acked > 0 {
+            self.count_delivered(acked.saturating_sub(self.sk.sacked_out).max(1));
+            if acked - 1 >= self.sk.sacked_out {
+                self.sk.sacked_out = 0;
+            } else {
+                self.sk.sacked_out -= acked - 1;
+            }
+        }
+        self.check_reno_reordering(acked);
+    }
+
+    /// `tcp_newreno_mark_lost` (tcp_recovery.c): mark the head lost after `reordering` dupACKs,
+    /// and, in Recovery, on every partial ACK (RFC 6582: one retransmission per partial ACK).
+    fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
+        let st = self.sk.ca_state;
+        if (st < CaState::Recovery && self.sk.sacked_out >= self.reordering)
+            || (st == CaState::Recovery && snd_una_advanced)
+        {
+            if self.rtx.front().is_some_and(|h| h.flags & LOST == 0) {
+                self.mark_lost(0);
+            }
         }
     }
 
@@ -935,7 +1060,7 @@ impl TcpSender {
         }
         seg.flags |= SACKED;
         self.sk.sacked_out += 1;
-        self.sk.delivered += 1;
+        self.count_delivered(1);
         st.sack_delivered += 1;
         self.highest_sack_seq = self.highest_sack_seq.max(seg.seq);
         self.rate_skb_delivered(&mut seg, st);
@@ -977,8 +1102,8 @@ impl TcpSender {
             }
             if f & SACKED != 0 {
                 self.sk.sacked_out -= 1;
-            } else {
-                self.sk.delivered += 1;
+            } else if !self.reno {
+                self.count_delivered(1);
                 let spurious = f & EVER_RETRANS != 0 && ack.tsecr_ns / 1_000_000 < seg.sent_ns / 1_000_000;
                 if !spurious {
                     self.rack_advance(f, seg.end(), seg.sent_ns);
@@ -992,8 +1117,11 @@ impl TcpSender {
             self.rate_skb_delivered(&mut seg, st);
             flag |= FLAG_DATA_ACKED;
         }
+        if self.reno && pkts_acked > 0 {
+            self.remove_reno_sacks(pkts_acked);
+        }
         self.sk.snd_una = ack.ack;
-        if self.sk.sacked_out == 0 {
+        if self.sk.sacked_out == 0 || self.reno {
             self.highest_sack_seq = self.sk.snd_una;
         }
         if self.retransmit_hint < self.sk.snd_una {
@@ -1030,6 +1158,8 @@ impl TcpSender {
             seq_rtt = self.tsecr_rtt_us(ack.tsecr_ns) as i64;
             ca_rtt = seq_rtt;
         }
+        let seq_rtt = self.quantise_rtt_us(seq_rtt);
+        let ca_rtt = self.quantise_rtt_us(ca_rtt);
         st.rs.rtt_us = ca_rtt;
         if seq_rtt >= 0 {
             self.update_rtt_min(ca_rtt.max(0) as u64, flag);
@@ -1039,7 +1169,7 @@ impl TcpSender {
         }
         if flag & FLAG_ACKED != 0 {
             flag |= FLAG_SET_XMIT_TIMER;
-            if reord < prior_fack {
+            if reord < prior_fack && !self.reno {
                 self.check_sack_reordering(reord);
             }
         }
@@ -1243,6 +1373,10 @@ impl TcpSender {
         if self.rtx.is_empty() {
             return;
         }
+        if self.reno {
+            self.newreno_mark_lost(*flag & FLAG_SND_UNA_ADVANCED != 0);
+            return;
+        }
         let prior_retrans = self.sk.retrans_out;
         if self.rack_mark_lost() {
             *flag &= !FLAG_SET_XMIT_TIMER;
@@ -1277,9 +1411,22 @@ impl TcpSender {
         }
     }
 
-    fn try_to_open(&mut self) {
+    /// `tcp_try_to_open`: an ECE enters CWR (once per window: not while already reducing).
+    fn try_to_open(&mut self, flag: u32) {
+        if flag & FLAG_ECE != 0 {
+            self.enter_cwr();
+        }
         if self.sk.ca_state != CaState::Cwr {
             self.try_keep_open();
+        }
+    }
+
+    /// `tcp_enter_cwr`: ECN-triggered reduction, ssthresh from the CC, PRR down to it.
+    fn enter_cwr(&mut self) {
+        self.prior_ssthresh = 0;
+        if self.sk.ca_state < CaState::Cwr {
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
         }
     }
 
@@ -1292,6 +1439,10 @@ impl TcpSender {
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.sk.ssthresh = self.cc.ssthresh(&mut self.sk);
+        // tcp_ecn_queue_cwr: tell the receiver with CWR on the next new segment.
+        if self.sk.ecn_ok {
+            self.ecn_queue_cwr = true;
+        }
     }
 
     /// `tcp_end_cwnd_reduction` (undo is not modelled, so the reduction always completes).
@@ -1340,20 +1491,42 @@ impl TcpSender {
                     }
                 }
                 CaState::Recovery => {
+                    if self.reno {
+                        self.sk.sacked_out = 0; // tcp_reset_reno_sack
+                        // tcp_try_undo_recovery: "Hold old state until something *above*
+                        // high_seq is ACKed. For Reno it is MUST to prevent false fast
+                        // retransmits (RFC2582)."
+                        if self.sk.snd_una == self.high_seq {
+                            return;
+                        }
+                    }
                     self.finish_recovery();
                     self.end_cwnd_reduction();
                 }
                 _ => {}
             }
         }
+        let num_dupack = self.num_dupack;
         match self.sk.ca_state {
             CaState::Recovery => {
+                if *flag & FLAG_SND_UNA_ADVANCED == 0 && self.reno {
+                    self.add_reno_sack(num_dupack);
+                }
                 self.identify_packet_loss(flag);
                 return;
             }
             CaState::Loss => {
+                // tcp_process_loss (no F-RTO, no undo)
                 if self.sk.snd_una >= self.high_seq {
-                    self.finish_recovery();
+                    if !(self.reno && self.sk.snd_una == self.high_seq) {
+                        self.finish_recovery();
+                    }
+                } else if self.reno {
+                    if self.sk.snd_nxt > self.high_seq && num_dupack > 0 {
+                        self.add_reno_sack(num_dupack);
+                    } else if *flag & FLAG_SND_UNA_ADVANCED != 0 {
+                        self.sk.sacked_out = 0;
+                    }
                 }
                 self.identify_packet_loss(flag);
                 if !(self.sk.ca_state == CaState::Open || *flag & FLAG_LOST_RETRANS != 0) {
@@ -1362,10 +1535,17 @@ impl TcpSender {
             }
             _ => {}
         }
+        if self.reno {
+            if *flag & FLAG_SND_UNA_ADVANCED != 0 {
+                self.sk.sacked_out = 0;
+            }
+            self.add_reno_sack(num_dupack);
+        }
         self.identify_packet_loss(flag);
         if self.sk.lost_out == 0 {
-            // tcp_time_to_recover (RACK: only proven losses)
-            self.try_to_open();
+            // tcp_time_to_recover: RACK (SACK) or tcp_newreno_mark_lost (non-SACK) marks the
+            // proven losses; none yet.
+            self.try_to_open(*flag);
             return;
         }
         self.enter_recovery();
@@ -1526,6 +1706,8 @@ impl TcpSender {
             for s in self.rtx.iter_mut() {
                 s.flags &= !SACKED;
             }
+        } else if self.reno {
+            self.sk.sacked_out = 0; // tcp_reset_reno_sack
         }
         let rack_rtt = self.rack.rtt_us as i64;
         for i in 0..self.rtx.len() {
@@ -1557,6 +1739,9 @@ impl TcpSender {
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.sk.snd_nxt;
         self.tlp_high_seq = None;
+        if self.sk.ecn_ok {
+            self.ecn_queue_cwr = true; // tcp_ecn_queue_cwr
+        }
     }
 
     /// `tcp_schedule_loss_probe`.

@@ -1,0 +1,37 @@
+//! `newreno`: Reno's AIMD (`reno.rs`, Linux tcp_cong.c) on an endpoint forced to Linux's
+//! non-SACK recovery, i.e. classic NewReno (RFC 6582; linux-tcp.md §6.4, cc-algorithms.md §5).
+//!
+//! Linux has no "newreno" module: NewReno is what the core does for `reno` when SACK is not
+//! negotiated (`tcp_is_reno()`): dupACKs are counted as "SACKed" packets (`tcp_add_reno_sack`),
+//! the head is marked lost after `reordering` (3) dupACKs (`tcp_newreno_mark_lost`), each
+//! partial ACK in Recovery marks and retransmits the next hole, and Recovery is held until
+//! something above `high_seq` is acknowledged. This scheme selects that path for its flow: the
+//! engine (`tcp::flow_tcp_config`) turns SACK off at both ends of the connection
+//! (`needs_non_sack_recovery`), whatever the experiment's `tcp.sack` says. The window rule is
+//! exactly Reno's; `reno` with `tcp: {sack: false}` behaves identically.
+
+use super::{reno::Reno, CongestionControl, Sock};
+
+#[derive(Debug, Default)]
+pub struct NewReno(Reno);
+
+impl NewReno {
+    pub fn new() -> Self {
+        NewReno(Reno::new())
+    }
+}
+
+impl CongestionControl for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+    fn ssthresh(&mut self, sk: &mut Sock) -> u32 {
+        self.0.ssthresh(sk)
+    }
+    fn cong_avoid(&mut self, sk: &mut Sock, acked: u32) {
+        self.0.cong_avoid(sk, acked)
+    }
+    fn needs_non_sack_recovery(&self) -> bool {
+        true
+    }
+}
