@@ -260,6 +260,27 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// The ACK was probably delayed by the receiver.
     pub is_ack_delayed: bool,
+    /// Packets in flight when the sample's packet was (re)sent, itself included
+    /// (`rs->tx_in_flight`, BBRv3 tcp_rate.c).
+    pub tx_in_flight: u32,
+    /// `tp->lost` when that packet was sent (`scb->tx.lost`).
+    pub prior_lost: u64,
+    /// Packets marked lost since that packet was sent, this ACK's marks included
+    /// (`rs->lost` = tp->lost − tx.lost, BBRv3).
+    pub lost: u64,
+}
+
+/// Transmit-time snapshot of a packet just marked lost, for `skb_marked_lost` (BBRv3).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LostSkb {
+    /// Packets in flight when it was sent, itself included (`tx.in_flight`).
+    pub tx_in_flight: u32,
+    /// `tp->lost` when it was sent (`tx.lost`).
+    pub tx_lost: u64,
+    /// Sent while application-limited (`tx.is_app_limited`).
+    pub is_app_limited: bool,
+    /// Its rate-sampling snapshot is still valid (`tx.delivered_mstamp != 0`).
+    pub tx_valid: bool,
 }
 
 /// A congestion-control algorithm: Linux `struct tcp_congestion_ops`.
@@ -295,6 +316,8 @@ pub trait CongestionControl: Send {
     fn pkts_acked(&mut self, _sk: &mut Sock, _sample: &AckSample) {}
     /// Every ACK (`in_ack_event`), flags `CA_ACK_*`.
     fn in_ack_event(&mut self, _sk: &mut Sock, _flags: u32) {}
+    /// A packet was just marked lost, after `tp->lost` counted it (`skb_marked_lost`, BBRv3).
+    fn skb_marked_lost(&mut self, _sk: &mut Sock, _skb: &LostSkb) {}
     /// cwnd to restore after a spurious reduction (`undo_cwnd`).
     fn undo_cwnd(&mut self, sk: &mut Sock) -> u32 {
         tcp_reno_undo_cwnd(sk)

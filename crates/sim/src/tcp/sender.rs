@@ -47,7 +47,7 @@ use std::collections::VecDeque;
 
 use super::{AckSeg, CaState, DataSeg, FlowSample, TcpConfig};
 use crate::cc::{
-    AckSample, CaEvent, CongestionControl, Minmax, PacingStatus, RateSample, Sock, CA_ACK_ECE,
+    AckSample, CaEvent, CongestionControl, LostSkb, Minmax, PacingStatus, RateSample, Sock, CA_ACK_ECE,
     CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE, TCP_INFINITE_SSTHRESH,
 };
 
@@ -118,6 +118,8 @@ struct TxSeg {
     tx_first_tx_us: u64,
     /// Packets in flight when sent (incl. this one).
     tx_in_flight: u32,
+    /// `tp->lost` when sent (`tx.lost`, BBRv3).
+    tx_lost: u64,
 }
 
 impl TxSeg {
@@ -501,6 +503,7 @@ impl TcpSender {
             tx_delivered_us: 0,
             tx_first_tx_us: 0,
             tx_in_flight: 0,
+            tx_lost: 0,
         };
         self.rate_skb_sent(&mut seg);
         let prior_packets = self.sk.packets_out;
@@ -656,6 +659,7 @@ impl TcpSender {
         seg.tx_first_tx_us = self.first_tx_mstamp_us;
         seg.tx_delivered_us = self.delivered_mstamp_us;
         seg.tx_delivered = self.sk.delivered;
+        seg.tx_lost = self.sk.lost;
         seg.tx_app_limited = self.sk.app_limited != 0;
         seg.rate_valid = true;
     }
@@ -675,6 +679,8 @@ impl TcpSender {
             rs.prior_mstamp_us = seg.tx_delivered_us;
             rs.is_app_limited = seg.tx_app_limited;
             rs.is_retrans = seg.flags & EVER_RETRANS != 0;
+            rs.tx_in_flight = seg.tx_in_flight;
+            rs.prior_lost = seg.tx_lost;
             st.last_end_seq = seg.end();
             self.first_tx_mstamp_us = tx_us;
             rs.interval_us = tx_us as i64 - seg.tx_first_tx_us as i64;
@@ -700,6 +706,7 @@ impl TcpSender {
             return;
         }
         rs.delivered = (self.sk.delivered - rs.prior_delivered) as i64;
+        rs.lost = self.sk.lost - rs.prior_lost;
         let snd_us = rs.interval_us;
         let ack_us = self.sk.now_us as i64 - rs.prior_mstamp_us as i64;
         rs.interval_us = snd_us.max(ack_us);
@@ -1351,6 +1358,7 @@ impl TcpSender {
         if seg.flags & SACKED != 0 {
             return;
         }
+        let lost_before = self.sk.lost;
         if seg.flags & LOST != 0 {
             if seg.flags & RETRANS_OUT != 0 {
                 // A retransmission lost again.
@@ -1364,6 +1372,16 @@ impl TcpSender {
             self.sk.lost += 1;
         }
         let seq = seg.seq;
+        if self.sk.lost != lost_before {
+            // tcp_notify_skb_loss_event (BBRv3 tree): the CA sees the loss after tp->lost counts it.
+            let skb = LostSkb {
+                tx_in_flight: seg.tx_in_flight,
+                tx_lost: seg.tx_lost,
+                is_app_limited: seg.tx_app_limited,
+                tx_valid: seg.rate_valid,
+            };
+            self.cc.skb_marked_lost(&mut self.sk, &skb);
+        }
         if seq < self.retransmit_hint {
             self.retransmit_hint = seq;
         }

@@ -365,3 +365,54 @@ fn cong_control_cc_keeps_its_init_pacing_rate_and_sees_delivered_mstamp_and_edt(
     s.on_ack(t0 + 11 * MS, &AckSeg { ack: b(2), tsecr_ns: t0, rwnd: 1 << 29, ..Default::default() });
     assert_eq!(s.sock().delivered_mstamp_us, (t0 + 10 * MS) / 1000);
 }
+
+/// Records `skb_marked_lost` snapshots and rate samples; Reno otherwise.
+struct LossRecorder {
+    inner: Reno,
+    lost: Arc<Mutex<Vec<(LostSkb, u64)>>>,
+    rs: Arc<Mutex<Vec<RateSample>>>,
+}
+impl CongestionControl for LossRecorder {
+    fn name(&self) -> &'static str {
+        "loss-recorder"
+    }
+    fn ssthresh(&mut self, sk: &mut Sock) -> u32 {
+        self.inner.ssthresh(sk)
+    }
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+    fn cong_control(&mut self, _sk: &mut Sock, rs: &RateSample) -> bool {
+        self.rs.lock().unwrap().push(*rs);
+        false
+    }
+    fn skb_marked_lost(&mut self, sk: &mut Sock, skb: &LostSkb) {
+        self.lost.lock().unwrap().push((*skb, sk.lost));
+    }
+}
+
+#[test]
+fn skb_marked_lost_hook_and_per_flight_loss_fields() {
+    let lost = Arc::new(Mutex::new(Vec::new()));
+    let rsl = Arc::new(Mutex::new(Vec::new()));
+    let cc = Box::new(LossRecorder { inner: Reno::new(), lost: lost.clone(), rs: rsl.clone() });
+    let mut s = established(&cfg_iw(10), cc, 10 * MS);
+    s.sk.pacing_rate_bps = 1e12; // effectively unpaced
+    let t0 = 10 * MS;
+    let sent = send_all(&mut s, t0);
+    assert_eq!(sent.len(), 10);
+    // tx.in_flight counts the packet itself: the k-th packet saw k in flight.
+    assert_eq!(s.rtx[1].tx_in_flight, 2);
+    // ACK of 0, SACK of 2..5: RACK marks 1 lost; the hook sees tp->lost already counting it.
+    s.on_ack(t0 + 10 * MS, &ack(b(1), &[(b(2), b(5))], t0));
+    let l = lost.lock().unwrap().clone();
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0].0.tx_in_flight, 2);
+    assert_eq!(l[0].0.tx_lost, 0);
+    assert!(l[0].0.tx_valid && !l[0].0.is_app_limited);
+    assert_eq!(l[0].1, 1);
+    // The rate sample (anchored on packet 4, sent with 5 in flight and tp->lost = 0) carries
+    // tx_in_flight = 5 and lost = tp->lost − tx.lost = 1.
+    let r = *rsl.lock().unwrap().last().unwrap();
+    assert_eq!((r.tx_in_flight, r.prior_lost, r.lost), (5, 0, 1));
+}
