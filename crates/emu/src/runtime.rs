@@ -49,6 +49,9 @@ pub struct Runtime {
     /// Wake-up this long before a deadline and spin the rest (ns).
     #[serde(default = "default_spin")]
     pub spin_ns: u64,
+    /// Nice value of the engine (default -20).
+    #[serde(default = "default_nice")]
+    pub engine_nice: i32,
     /// Record the (intended, actual) release time of every packet (release table).
     #[serde(default = "yes")]
     pub record_release: bool,
@@ -57,6 +60,10 @@ pub struct Runtime {
 
 fn default_spin() -> u64 {
     50_000
+}
+
+fn default_nice() -> i32 {
+    -20
 }
 
 fn yes() -> bool {

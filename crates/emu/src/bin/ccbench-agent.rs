@@ -319,9 +319,13 @@ fn client(a: &Args) {
 fn main() {
     clock::die_with_parent(libc::SIGTERM);
     let v: Vec<String> = std::env::args().skip(1).collect();
+    let a = Args::parse(v.get(1..).unwrap_or(&[]));
+    if let Some(n) = a.0.get("nice") {
+        clock::prioritise(n.parse().unwrap_or_else(|_| die(2, "--nice: not an integer")));
+    }
     match v.first().map(String::as_str) {
-        Some("server") => server(&Args::parse(&v[1..])),
-        Some("client") => client(&Args::parse(&v[1..])),
+        Some("server") => server(&a),
+        Some("client") => client(&a),
         _ => die(2, "usage: ccbench-agent server|client --key value ..."),
     }
 }
