@@ -81,10 +81,12 @@ impl Link {
         }
     }
 
-    /// Earliest time at which the link changes state by itself (serialisation end or a
-    /// packet reaching the far end).
+    /// Earliest time at which a packet reaches the far end. Serialisation ends need no
+    /// wake-up of their own: `advance` replays them with their exact times whenever the link
+    /// is next touched, so an owner only has to wake the link for arrivals (one event per
+    /// packet per link instead of two).
     pub fn next_event_time(&self) -> Option<Nanos> {
-        let a = self.tx.map(|(_, t)| t);
+        let a = self.tx.map(|(_, end)| end + self.delay_ns);
         let b = self.pipe.front().map(|&(_, t)| t);
         match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -104,6 +106,12 @@ impl Link {
     /// Packets dropped since the last call (by this link's queue), in drop order.
     pub fn take_drops(&mut self) -> std::vec::Drain<'_, PktMeta> {
         self.drops.drain(..)
+    }
+
+    /// Bring the link's state up to `now` (serialisations that ended by then) without
+    /// taking arrivals; call before reading occupancy or counters at `now`.
+    pub fn sync(&mut self, now: Nanos) {
+        self.advance(now);
     }
 
     pub fn queue_packets(&self) -> usize {

@@ -27,18 +27,24 @@ enum Seg {
     Ack(AckSeg),
 }
 
+/// Link handles ([`PktMeta::id`]) carry the routing state, so forwarding never touches the
+/// slab: slab index in the low 24 bits, hop (index into the route) in the next 7, and the
+/// top bit set for packets on the ACK route.
+const IDX_MASK: u32 = (1 << 24) - 1;
+const HOP_SHIFT: u32 = 24;
+const HOP_MASK: u32 = 0x7f << HOP_SHIFT;
+const ACK_BIT: u32 = 1 << 31;
+/// Longest route a handle can express.
+pub const MAX_HOPS: usize = 127;
+
 #[derive(Clone, Copy)]
 struct Packet {
     flow: u32,
-    /// Index in the flow's path (data) or rev_path (ACK) of the link it is on.
-    hop: u16,
     /// Time the sending host emitted it.
     sent_ns: u64,
     /// Packet-record index (data packets with per-packet records on), else u32::MAX.
     rec: u32,
     size: u32,
-    /// ECN codepoint of the IP header (netmodel::ECN_*); queues may turn ECT into CE.
-    ecn: u8,
     seg: Seg,
 }
 
@@ -50,6 +56,7 @@ struct Slab {
 
 impl Slab {
     fn insert(&mut self, p: Packet) -> u32 {
+        assert!(self.items.len() < IDX_MASK as usize, "more than 2^24 packets in the network");
         match self.free.pop() {
             Some(i) => {
                 self.items[i as usize] = p;
@@ -85,8 +92,6 @@ type Ev = Reverse<(u64, u64, u8, u32)>;
 struct FlowState {
     sender: TcpSender,
     receiver: TcpReceiver,
-    path: Vec<u32>,
-    rev_path: Vec<u32>,
     active: bool,
     started: bool,
     start_ns: u64,
@@ -100,6 +105,9 @@ pub struct Sim {
     links: Vec<Link>,
     bottlenecks: Vec<u32>,
     flows: Vec<FlowState>,
+    /// Per flow: (data route, ACK route) as link ids; kept apart from the bulky flow state
+    /// so that forwarding reads one small, hot array.
+    routes: Vec<(Box<[u32]>, Box<[u32]>)>,
     pkts: Slab,
     heap: BinaryHeap<Ev>,
     seq: u64,
@@ -116,6 +124,9 @@ pub struct Sim {
 impl Sim {
     pub fn new(exp: &Experiment) -> Result<Self, String> {
         exp.validate()?;
+        if let Some(f) = exp.flows.iter().find(|f| f.path.len() > MAX_HOPS || f.rev_path.len() > MAX_HOPS) {
+            return Err(format!("flow {}: routes longer than {MAX_HOPS} links are not supported", f.id + 1));
+        }
         let mut tcp = exp.tcp.clone();
         tcp.mss = exp.mss;
         let mut flows = Vec::with_capacity(exp.flows.len());
@@ -126,8 +137,6 @@ impl Sim {
             flows.push(FlowState {
                 sender: TcpSender::new(&ftcp, cc, f.bytes),
                 receiver: TcpReceiver::new(&ftcp),
-                path: f.path.clone(),
-                rev_path: f.rev_path.clone(),
                 active: false,
                 started: false,
                 start_ns: f.start_ns,
@@ -143,6 +152,7 @@ impl Sim {
             links: exp.links.iter().map(Link::new).collect(),
             bottlenecks: exp.bottleneck_links.clone(),
             flows,
+            routes: exp.flows.iter().map(|f| (f.path.clone().into(), f.rev_path.clone().into())).collect(),
             pkts: Slab { items: Vec::new(), free: Vec::new() },
             heap: BinaryHeap::new(),
             seq: 0,
@@ -178,6 +188,7 @@ impl Sim {
     fn push(&mut self, t: u64, kind: Kind, idx: u32) {
         self.seq += 1;
         self.heap.push(Reverse((t, self.seq, kind as u8, idx)));
+        self.stats.max_pending_events = self.stats.max_pending_events.max(self.heap.len() as u64);
     }
 
     fn target(&self, kind: Kind, idx: u32) -> usize {
@@ -249,8 +260,7 @@ impl Sim {
     fn on_link(&mut self, l: u32) {
         let now = self.now;
         while let Some((m, _)) = self.links[l as usize].pop_arrival(now) {
-            self.pkts.items[m.id as usize].ecn = m.ecn; // a CE mark travels with the packet
-            self.forward(m.id);
+            self.forward(m);
         }
         self.collect_drops(l);
         let t = self.links[l as usize].next_event_time();
@@ -260,7 +270,7 @@ impl Sim {
     fn collect_drops(&mut self, l: u32) {
         self.drop_scratch.extend(self.links[l as usize].take_drops());
         for i in 0..self.drop_scratch.len() {
-            let id = self.drop_scratch[i].id;
+            let id = self.drop_scratch[i].id & IDX_MASK;
             let p = self.pkts.remove(id);
             if let Seg::Data(d) = p.seg {
                 if !d.syn {
@@ -272,10 +282,8 @@ impl Sim {
         self.drop_scratch.clear();
     }
 
-    /// Put packet `id` onto link `l` now.
-    fn enqueue(&mut self, l: u32, id: u32) {
-        let p = &self.pkts.items[id as usize];
-        let meta = PktMeta { id, size: p.size, flow: p.flow, ecn: p.ecn };
+    /// Put a packet onto link `l` now.
+    fn enqueue(&mut self, l: u32, meta: PktMeta) {
         self.links[l as usize].enqueue(self.now, meta);
         self.collect_drops(l);
         let t = self.links[l as usize].next_event_time();
@@ -283,23 +291,21 @@ impl Sim {
     }
 
     /// A packet reached the far end of its current link: next hop or its destination host.
-    fn forward(&mut self, id: u32) {
-        let p = &mut self.pkts.items[id as usize];
-        p.hop += 1;
-        let (flow, hop) = (p.flow as usize, p.hop as usize);
-        let path = match p.seg {
-            Seg::Data(_) => &self.flows[flow].path,
-            Seg::Ack(_) => &self.flows[flow].rev_path,
-        };
-        if hop < path.len() {
-            let l = path[hop];
-            self.enqueue(l, id);
+    fn forward(&mut self, meta: PktMeta) {
+        let flow = meta.flow as usize;
+        let hop = ((meta.id & HOP_MASK) >> HOP_SHIFT) + 1;
+        let route = &self.routes[flow];
+        let path = if meta.id & ACK_BIT != 0 { &route.1 } else { &route.0 };
+        if (hop as usize) < path.len() {
+            let l = path[hop as usize];
+            let id = (meta.id & !HOP_MASK) | (hop << HOP_SHIFT);
+            self.enqueue(l, PktMeta { id, ..meta });
             return;
         }
-        let p = self.pkts.remove(id);
+        let p = self.pkts.remove(meta.id & IDX_MASK);
         match p.seg {
             Seg::Data(mut seg) => {
-                seg.ce = p.ecn == netmodel::ECN_CE; // a queue on the way may have marked it
+                seg.ce = meta.ecn == netmodel::ECN_CE; // a queue on the way may have marked it
                 if !seg.syn {
                     self.data_in_net -= 1;
                     self.rec.delivered(self.now, p.flow, p.size, p.sent_ns, p.rec);
@@ -326,11 +332,11 @@ impl Sim {
                 self.data_in_net += 1;
                 self.rec.sent(now, f, seg.seq, size, seg.retrans)
             };
-            let first = self.flows[f as usize].path[0];
+            let first = self.routes[f as usize].0[0];
             let ecn = if seg.ect { netmodel::ECN_ECT0 } else { netmodel::ECN_NOT_ECT };
-            let id = self.pkts.insert(Packet { flow: f, hop: 0, sent_ns: now, rec, size, ecn, seg: Seg::Data(seg) });
+            let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec, size, seg: Seg::Data(seg) });
             self.stats.packets += 1;
-            self.enqueue(first, id);
+            self.enqueue(first, PktMeta { id, size, flow: f, ecn });
         }
         let t = self.flows[f as usize].sender.next_timer();
         self.wake(Kind::Sender, f, t);
@@ -340,11 +346,10 @@ impl Sim {
         let now = self.now;
         while let Some(ack) = self.flows[f as usize].receiver.poll_ack(now) {
             let size = ack.ip_bytes();
-            let first = self.flows[f as usize].rev_path[0];
-            let ecn = netmodel::ECN_NOT_ECT;
-            let id = self.pkts.insert(Packet { flow: f, hop: 0, sent_ns: now, rec: u32::MAX, size, ecn, seg: Seg::Ack(ack) });
+            let first = self.routes[f as usize].1[0];
+            let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec: u32::MAX, size, seg: Seg::Ack(ack) }) | ACK_BIT;
             self.stats.packets += 1;
-            self.enqueue(first, id);
+            self.enqueue(first, PktMeta { id, size, flow: f, ecn: netmodel::ECN_NOT_ECT });
         }
         let t = self.flows[f as usize].receiver.next_timer();
         self.wake(Kind::Receiver, f, t);
@@ -396,6 +401,11 @@ impl Sim {
             self.cc_scratch.clear();
             fs.sender.cc_sample(&mut self.cc_scratch);
             self.rec.flow_sample(now, f as u32, &s, &self.cc_scratch);
+        }
+        for l in 0..self.links.len() {
+            // Serialisations that ended by now may have dequeued (and, for AQMs, dropped).
+            self.links[l].sync(now);
+            self.collect_drops(l as u32);
         }
         for (i, l) in self.links.iter().enumerate() {
             self.rec.queue_sample(

@@ -84,4 +84,6 @@ pub struct RunStats {
     /// Data packets still in the network at the end of the run.
     pub data_in_flight_at_end: u64,
     pub sim_time_ns: u64,
+    /// Largest number of entries the event queue held (live and superseded).
+    pub max_pending_events: u64,
 }
