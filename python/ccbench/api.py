@@ -63,12 +63,17 @@ def _git_commit() -> str | None:
 
 def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         seed: int | None = None, packets: bool | None = None, progress=False,
-        overwrite: bool = True, source: str | None = None) -> Results:
-    """Run an experiment on the simulator and write its results directory.
+        overwrite: bool = True, source: str | None = None, backend: str = "sim") -> Results:
+    """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict or a path to an experiment file. `seed` and
-    `packets` override the file's values. Returns the loaded `Results`."""
+    `packets` override the file's values. `backend` is "sim" (the simulator) or "emu" (real
+    kernel TCP in network namespaces, docs/emulation.md; needs root). Returns the loaded
+    `Results`."""
     from .backends import sim as _sim
+
+    if backend not in ("sim", "emu"):
+        raise ValueError(f"unknown backend {backend!r}: use 'sim' or 'emu'")
 
     if not isinstance(experiment, dict):
         source = source or str(experiment)
@@ -81,12 +86,17 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     if out_dir is None:
         stem = Path(source).stem if source else "experiment"
         out_dir = Path("results") / stem
-    tables, stats, wall = _sim.simulate(exp, progress=progress)
+    emu_meta = stats = None
+    if backend == "emu":
+        from .backends import emu as _emu
+        tables, emu_meta, wall = _emu.emulate(exp, progress=progress)
+    else:
+        tables, stats, wall = _sim.simulate(exp, progress=progress)
     from . import _core
     meta = {
         "ccbench_version": __version__,
         "core_version": _core.__version__,
-        "backend": "sim",
+        "backend": backend,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "source": source,
         "experiment": exp,
@@ -94,7 +104,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
             __import__("json").dumps(exp, sort_keys=True).encode()).hexdigest(),
         "seed": exp.get("seed"),
         "wall_time_s": wall,
-        "sim": stats,
+        **({"emu": emu_meta} if backend == "emu" else {"sim": stats}),
         "host": {"python": platform.python_version(), "platform": platform.platform()},
         "git_commit": _git_commit(),
     }

@@ -86,12 +86,28 @@ def cmd_run(a) -> int:
     from . import api
     exp = _load(a)
     out = Path(a.output) if a.output else Path("results") / Path(a.file).stem
-    res = api.run(exp, out, packets=False if a.no_packets else None, progress=not a.quiet,
-                  source=str(a.file))
+    backend = getattr(a, "backend", "sim")
+    try:
+        res = api.run(exp, out, packets=False if a.no_packets else None, progress=not a.quiet,
+                      source=str(a.file), backend=backend)
+    except RuntimeError as e:  # emulation backend: doctor.EmuUnavailable, emu.EmuError
+        if backend != "emu":
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     wall = res.meta["wall_time_s"]
     dur = res.experiment["duration_ns"] / 1e9
-    print(f"ran {a.file} on the simulator: {dur:g} s simulated in {wall:.2f} s "
-          f"({res.meta['sim']['events']:,} events) → {res.path}")
+    if backend == "emu":
+        em = res.meta["emu"]
+        re_ = em["release_error_ns"]
+        print(f"ran {a.file} on the emulator (kernel {em['kernel']}): {dur:g} s in {wall:.2f} s; "
+              f"release error p50 {re_['p50'] / 1e3:.0f} µs, p99 {re_['p99'] / 1e3:.0f} µs, "
+              f"max {re_['max'] / 1e3:.0f} µs; engine CPU {em['engine_cpu_frac'] * 100:.0f} % → {res.path}")
+        if not em["accurate"]:
+            print("warning: inaccurate run: " + "; ".join(em["inaccurate_reasons"]), file=sys.stderr)
+    else:
+        print(f"ran {a.file} on the simulator: {dur:g} s simulated in {wall:.2f} s "
+              f"({res.meta['sim']['events']:,} events) → {res.path}")
     if not a.no_plots:
         from .report import write_report
         files = api.plot(res, interval=a.interval)
@@ -99,6 +115,28 @@ def cmd_run(a) -> int:
         print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}; report: {report}")
     print()
     print(_summary_table(res, a.interval))
+    return 0
+
+
+def cmd_doctor(a) -> int:
+    from . import doctor
+    schemes = list(a.scheme)
+    if a.file:
+        from . import api
+        schemes += doctor.experiment_schemes(api.load_experiment(a.file))
+    text, ok = doctor.report(sorted(set(schemes)) or None)
+    print(text)
+    print("the emulation backend can run here" if ok else "the emulation backend cannot run here")
+    return 0 if ok else 1
+
+
+def cmd_clean(a) -> int:
+    import os
+    from .backends import emu
+    if os.geteuid() != 0:
+        print("error: ccbench clean needs root (it deletes network namespaces)", file=sys.stderr)
+        return 2
+    emu.clean(a.run, verbose=True)
     return 0
 
 
@@ -195,8 +233,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-plots", action="store_true", help="skip plots and statistics files")
     r.add_argument("-i", "--interval", type=float, default=0.5, help="aggregation interval, s")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--backend", choices=("sim", "emu"), default="sim",
+                   help="sim: the simulator (default); emu: real kernel TCP in network "
+                        "namespaces (root; see `ccbench doctor`)")
     _add_coco_args(r)
     r.set_defaults(fn=cmd_run)
+
+    d = sub.add_parser("doctor", help="can this machine run the emulation backend (--backend emu)?")
+    d.add_argument("file", nargs="?", help="also check the congestion controls this experiment needs")
+    d.add_argument("--scheme", action="append", default=[], help="check a kernel congestion control")
+    d.set_defaults(fn=cmd_doctor)
+
+    c = sub.add_parser("clean", help="remove namespaces and processes left by killed emulation runs")
+    c.add_argument("--run", help="only this run id (ccb-xxxxxx)")
+    c.set_defaults(fn=cmd_clean)
 
     pl_ = sub.add_parser("plot", help="plots and statistics files of a results directory")
     pl_.add_argument("dir")

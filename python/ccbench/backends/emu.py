@@ -267,7 +267,8 @@ class _Progress:
     def __call__(self, now_s: float, end_s: float) -> None:
         if not self.enabled:
             return
-        frac = min(1.0, max(0.0, now_s / end_s)) if end_s else 1.0
+        now_s = max(0.0, now_s)
+        frac = min(1.0, now_s / end_s) if end_s else 1.0
         fill = int(frac * 30)
         self.stream.write(f"\r  emulating [{'#' * fill}{'.' * (30 - fill)}] {frac * 100:5.1f}%  "
                           f"{now_s:6.2f}/{end_s:.2f} s")
