@@ -30,7 +30,7 @@ flows:
 TOP_KEYS = {"schema", "duration_ns", "seed", "mss", "sample_interval_ns", "record_packets",
             "hist_bucket_ns", "tcp", "nodes", "links", "bottleneck_links", "flows"}
 FLOW_KEYS = {"id", "group", "label", "scheme", "params", "direction", "src", "dst", "start_ns",
-             "stop_ns", "bytes", "path", "rev_path", "base_rtt_ns"}
+             "stop_ns", "bytes", "path", "rev_path", "base_rtt_ns", "ecn", "tcp"}
 LINK_KEYS = {"id", "name", "src", "dst", "role", "rate_bps", "delay_ns", "queue"}
 
 
@@ -73,7 +73,8 @@ def test_example_file_resolves(tmp_path):
     assert r["record_packets"] is True and r["hist_bucket_ns"] == 10_000
     assert r["tcp"] == {"rwnd_bytes": 33554432, "init_cwnd": 10, "delayed_ack": True,
                         "sack": True, "min_rto_ns": 200_000_000,
-                        "initial_rto_ns": 1_000_000_000}
+                        "initial_rto_ns": 1_000_000_000, "rtt_granularity_ns": 0,
+                        "delayed_ack_timeout_ns": 40_000_000}
     names = [n["name"] for n in r["nodes"]]
     assert names == ["a1", "a2", "a3", "r1", "r2", "b1", "b2", "b3"]
     assert {n["name"]: n["kind"] for n in r["nodes"]}["r1"] == "router"
@@ -104,7 +105,7 @@ def test_example_file_resolves(tmp_path):
     assert f1 == {"id": 0, "group": 0, "label": "Flow 1: cubic ->", "scheme": "cubic",
                   "params": {}, "direction": "->", "src": "a1", "dst": "b1", "start_ns": 0,
                   "stop_ns": None, "bytes": None, "path": [0, 6, 8], "rev_path": [9, 7, 1],
-                  "base_rtt_ns": 24_000_000}
+                  "base_rtt_ns": 24_000_000, "ecn": None, "tcp": None}
     assert f2["src"] == "a2" and f2["path"] == [2, 6, 10] and f2["rev_path"] == [11, 7, 3]
     assert f3["label"] == "Flow 3: reno <-" and f3["group"] == 1
     assert (f3["src"], f3["dst"]) == ("b3", "a3")
@@ -434,7 +435,6 @@ def test_alias_repeated():
     ({"central": {"loss": 0.01}}, "central.loss", "loss"),
     ({"central": {"trace": "x.trace"}}, "central.trace", "trace"),
     ({"central": {"aqm": "codel"}}, "central.aqm", "droptail"),
-    ({"central": {"ecn": True}}, "central.ecn", "ECN"),
     ({"central": {"delay": {"base": "10ms", "delta": "1s", "step": "5ms"}}}, "central.delay",
      "variable delay"),
     ({"central": {"delay": ["10ms", "20ms"]}}, "central.delay", "variable delay"),
@@ -450,7 +450,7 @@ def test_reserved_features_fail_clearly(doc, path, what):
     assert isinstance(e, cfg.NotSupportedError)
 
 
-@pytest.mark.parametrize("key", ["left-loss", "right-jitter", "left-trace", "right-aqm", "ecn"])
+@pytest.mark.parametrize("key", ["left-loss", "right-jitter", "left-trace", "right-aqm"])
 def test_reserved_group_keys(key):
     e = one_error(base(**{key: "1"}))
     assert e.path == f"flows[0].{key}" and "not yet supported" in str(e)
@@ -525,3 +525,74 @@ def test_validate_ok_and_load_refuses_coco(tmp_path):
         cfg.load(lay, schemes=SCHEMES)
     assert "CoCo-Beholder layout" in ei.value.message and "load_coco" in ei.value.hint
     assert cfg.validate(lay, schemes=SCHEMES) == []   # auto-detected as a layout
+
+
+# ------------------------------------------------------------------ ECN, per-group tcp, RTT tick
+
+def test_queue_with_ecn_threshold_everywhere():
+    r = res({"duration": 10, "central": {"rate": "100Mbit", "delay": "10ms",
+                                         "queue": {"limit": 100, "ecn-threshold": 20}},
+             "flows": [{"scheme": "cubic", "left-rate": "1Gbit", "left-delay": "1ms",
+                        "left-queue": {"size": "64KB", "ecn_threshold": "30KB"}}]})
+    assert link(r, "r1->r2")["queue"] == {"kind": "droptail", "packets": 100, "bytes": None,
+                                          "ecn_threshold_packets": 20,
+                                          "ecn_threshold_bytes": None}
+    assert link(r, "r2->r1")["queue"]["ecn_threshold_packets"] == 20
+    assert link(r, "a1->r1")["queue"] == {"kind": "droptail", "packets": None, "bytes": 64000,
+                                          "ecn_threshold_packets": None,
+                                          "ecn_threshold_bytes": 30000}
+    # queues without a threshold keep the plain form
+    assert link(r, "r2->b1")["queue"] == {"kind": "droptail", "packets": 1000, "bytes": None}
+    # per side, with the limit left at its default, and BDP-relative thresholds
+    r = res({"duration": 10, "central": {"rate": "100Mbit", "delay": "10ms", "queue": {
+        "left": {"ecn-threshold": "0.1bdp"}, "right": 50}},
+        "flows": [{"scheme": "cubic"}]})
+    # BDP: 100 Mbit/s x 20 ms = 250 000 bytes = 167 packets of 1500 B -> 0.1 BDP = 17 packets
+    assert link(r, "r1->r2")["queue"] == {"kind": "droptail", "packets": 1000, "bytes": None,
+                                          "ecn_threshold_packets": 17,
+                                          "ecn_threshold_bytes": None}
+    assert link(r, "r2->r1")["queue"] == {"kind": "droptail", "packets": 50, "bytes": None}
+
+
+@pytest.mark.parametrize("doc, path, words", [
+    ({"central": {"ecn": {"threshold": 20}}}, "central.ecn", "ecn-threshold"),
+    ({"central": {"queue": {"limit": 10, "ecn-threshold": "unlimited"}}},
+     "central.queue.ecn-threshold", "not an ECN marking threshold"),
+    ({"central": {"queue": {"limit": 10, "ecn-thresold": 5}}}, "central.queue.ecn-thresold",
+     'did you mean "ecn-threshold"'),
+    ({"central": {"queue": {"limit": 10, "ecn-threshold": "5 apples"}}},
+     "central.queue.ecn-threshold", "queue size"),
+    ({"tcp": {"rtt-granularity": "fast"}}, "tcp.rtt-granularity", "RTT granularity"),
+    ({"tcp": {"delayed-ack-timeout": 0}}, "tcp.delayed-ack-timeout", "delayed-ack: false"),
+    ({"flows": [{"scheme": "cubic", "ecn": "yes please"}]}, "flows[0].ecn", "boolean"),
+    ({"flows": [{"scheme": "cubic", "left-ecn": 5}]}, "flows[0].left-ecn", "ecn-threshold"),
+    ({"flows": [{"scheme": "cubic", "tcp": {"sakc": False}}]}, "flows[0].tcp.sakc",
+     'did you mean "sack"'),
+])
+def test_ecn_and_tcp_errors_name_path_and_fix(doc, path, words):
+    d = {"duration": 10, "flows": [{"scheme": "cubic"}], **doc}
+    e = one_error(d)
+    assert e.path == path, str(e)
+    assert words in str(e), str(e)
+    assert not isinstance(e, cfg.NotSupportedError)
+
+
+def test_group_ecn_and_tcp_overrides():
+    r = res({"duration": 10, "tcp": {"rtt-granularity": "1ms", "delayed-ack-timeout": 100,
+                                     "init-cwnd": 4},
+             "flows": [{"scheme": "cubic", "ecn": True, "flows": 2},
+                       {"scheme": "reno", "tcp": {"sack": False, "delayed_ack_timeout": "200ms"}},
+                       {"scheme": "cubic", "ecn": False}]})
+    assert r["tcp"]["rtt_granularity_ns"] == 10**6
+    assert r["tcp"]["delayed_ack_timeout_ns"] == 100 * 10**6
+    f1, f2, f3, f4 = r["flows"]
+    assert (f1["ecn"], f2["ecn"], f3["ecn"], f4["ecn"]) == (True, True, None, False)
+    assert f1["tcp"] is None and f4["tcp"] is None
+    # a group's tcp is the top-level tcp with the group's keys over it
+    assert f3["tcp"] == {**r["tcp"], "sack": False, "delayed_ack_timeout_ns": 200 * 10**6}
+    assert r["tcp"]["sack"] is True
+
+
+def test_ecn_keys_no_longer_reserved():
+    r = res({"duration": 10, "flows": [{"scheme": "cubic", "ecn": None}]})
+    assert r["flows"][0]["ecn"] is None

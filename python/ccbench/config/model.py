@@ -22,7 +22,8 @@ HEADER_BYTES = 52
 
 DEFAULT_QUEUE = QueueLimit(packets=1000, text=1000)
 DEFAULT_TCP = {"rwnd_bytes": 32 * 2**20, "init_cwnd": 10, "delayed_ack": True, "sack": True,
-               "min_rto_ns": 200_000_000, "initial_rto_ns": 1_000_000_000}
+               "min_rto_ns": 200_000_000, "initial_rto_ns": 1_000_000_000,
+               "rtt_granularity_ns": 0, "delayed_ack_timeout_ns": 40_000_000}
 
 
 @dataclass
@@ -39,6 +40,9 @@ class LinkSpec:
     queue_b: QueueLimit = DEFAULT_QUEUE
     queue_a_path: tuple = ()
     queue_b_path: tuple = ()
+    #: ECN step-marking threshold of each end (``ecn-threshold``), None = no marking.
+    ecn_a: QueueLimit | None = None
+    ecn_b: QueueLimit | None = None
 
 
 @dataclass
@@ -55,6 +59,8 @@ class GroupSpec:
     right: LinkSpec = field(default_factory=LinkSpec)
     name: str | None = None
     path: tuple = ()
+    ecn: bool | None = None          # None: negotiated iff the scheme needs it (dctcp)
+    tcp: dict[str, Any] | None = None  # the group's full endpoint settings, if it has `tcp:`
 
 
 @dataclass
@@ -81,6 +87,7 @@ class _Link:
     delay_ns: int
     queue: QueueLimit
     queue_path: tuple
+    ecn: QueueLimit | None = None
 
 
 def sort_groups(groups: list[GroupSpec]) -> list[GroupSpec]:
@@ -107,25 +114,25 @@ def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
     links: list[_Link] = []
 
     def add(name_src: str, name_dst: str, role: str, spec: LinkSpec, queue: QueueLimit,
-            qpath: tuple) -> int:
+            qpath: tuple, ecn: QueueLimit | None) -> int:
         links.append(_Link(len(links), f"{name_src}->{name_dst}", name_src, name_dst, role,
-                           spec.rate_bps, spec.delay_ns, queue, qpath))
+                           spec.rate_bps, spec.delay_ns, queue, qpath, ecn))
         return len(links) - 1
 
     # Ids: all left side links (a_k->r1, r1->a_k per flow), the central pair, then all right
     # side links (r2->b_k, b_k->r2 per flow): a1->r1 is 0, r1->r2 is 2n, r2->b1 is 2n+2.
     left_ids = []
     for k, (_, g) in enumerate(flow_groups, start=1):
-        up = add(f"a{k}", "r1", "left", g.left, g.left.queue_a, g.left.queue_a_path)
-        down = add("r1", f"a{k}", "left", g.left, g.left.queue_b, g.left.queue_b_path)
+        up = add(f"a{k}", "r1", "left", g.left, g.left.queue_a, g.left.queue_a_path, g.left.ecn_a)
+        down = add("r1", f"a{k}", "left", g.left, g.left.queue_b, g.left.queue_b_path, g.left.ecn_b)
         left_ids.append((up, down))
     c = run.central
-    c_lr = add("r1", "r2", "central", c, c.queue_a, c.queue_a_path)
-    c_rl = add("r2", "r1", "central", c, c.queue_b, c.queue_b_path)
+    c_lr = add("r1", "r2", "central", c, c.queue_a, c.queue_a_path, c.ecn_a)
+    c_rl = add("r2", "r1", "central", c, c.queue_b, c.queue_b_path, c.ecn_b)
     right_ids = []
     for k, (_, g) in enumerate(flow_groups, start=1):
-        out = add("r2", f"b{k}", "right", g.right, g.right.queue_a, g.right.queue_a_path)
-        back = add(f"b{k}", "r2", "right", g.right, g.right.queue_b, g.right.queue_b_path)
+        out = add("r2", f"b{k}", "right", g.right, g.right.queue_a, g.right.queue_a_path, g.right.ecn_a)
+        back = add(f"b{k}", "r2", "right", g.right, g.right.queue_b, g.right.queue_b_path, g.right.ecn_b)
         right_ids.append((out, back))
 
     flows = []
@@ -146,6 +153,7 @@ def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
             "params": dict(g.params), "direction": g.direction, "src": src, "dst": dst,
             "start_ns": g.start_ns, "stop_ns": g.stop_ns, "bytes": g.bytes,
             "path": path, "rev_path": rev, "base_rtt_ns": rtt,
+            "ecn": g.ecn, "tcp": dict(g.tcp) if g.tcp is not None else None,
         })
 
     queues = _resolve_queues(run, links, flows, flow_groups)
@@ -170,7 +178,8 @@ def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
 
 def _resolve_queues(run: RunSpec, links: list[_Link], flows: list[dict],
                     flow_groups: list[tuple[int, GroupSpec]]) -> list[dict]:
-    """Turn every link's QueueLimit into ``{"kind": "droptail", "packets", "bytes"}``.
+    """Turn every link's QueueLimit into ``{"kind": "droptail", "packets", "bytes"}``, plus
+    ``ecn_threshold_packets`` / ``ecn_threshold_bytes`` when the queue marks ECN.
 
     BDP of a link = max over the flows whose data path or ACK path crosses it of
     (bottleneck rate of the flow's data path x the flow's base RTT, or ``bdp-rtt``)."""
@@ -190,42 +199,52 @@ def _resolve_queues(run: RunSpec, links: list[_Link], flows: list[dict],
     reported: set[tuple] = set()
     out = []
     for link in links:
-        q = link.queue
-        if q.bdp is None:
-            out.append({"kind": "droptail", "packets": q.packets, "bytes": q.bytes})
-            continue
-        bdps = []
-        unlimited = []
-        for fid in crossing.get(link.id, []):
-            b = flow_bdp_bytes(flows[fid])
-            if b is None:
-                unlimited.append(fid)
-            else:
-                bdps.append(b)
-        if unlimited or not bdps:
-            key = (link.queue_path, tuple(unlimited))
-            if key not in reported:
-                reported.add(key)
-                who = ", ".join(f"flow {fid + 1}" for fid in unlimited) or "no flow"
-                errors.append(ConfigError(
-                    link.queue_path,
-                    f"queue size {show(q.text)} is relative to the BDP, but the BDP of link "
-                    f"{link.name} is infinite: {who} has no rate limit anywhere on its data "
-                    "path",
-                    "set a rate on the central or side links, or give the queue in packets or "
-                    "bytes", q.text))
-            out.append({"kind": "droptail", "packets": None, "bytes": None})
-            continue
-        pkts = bdp_packets(q.bdp * max(bdps), run.mss)
-        if pkts > U32_MAX:
-            errors.append(ConfigError(link.queue_path, f"{show(q.text)} is {pkts} packets on link "
-                                      f"{link.name}, too large", f"at most {U32_MAX} packets",
-                                      q.text))
-            pkts = U32_MAX
-        out.append({"kind": "droptail", "packets": pkts, "bytes": None})
+        out.append(_resolve_one(link, link.queue, run, crossing, flows, flow_bdp_bytes, errors,
+                                reported))
+        if link.ecn is not None:
+            k = _resolve_one(link, link.ecn, run, crossing, flows, flow_bdp_bytes, errors,
+                             reported)
+            out[-1]["ecn_threshold_packets"] = k["packets"]
+            out[-1]["ecn_threshold_bytes"] = k["bytes"]
     if errors:
         raise ConfigErrors(errors)
     return out
+
+
+def _resolve_one(link: _Link, q: QueueLimit, run: RunSpec, crossing: dict, flows: list[dict],
+                 flow_bdp_bytes, errors: list[ConfigError], reported: set) -> dict:
+    """One queue size of a link (its limit or its ECN threshold), BDP multiples resolved to
+    packets: ``{"kind": "droptail", "packets", "bytes"}``."""
+    if q.bdp is None:
+        return {"kind": "droptail", "packets": q.packets, "bytes": q.bytes}
+    bdps = []
+    unlimited = []
+    for fid in crossing.get(link.id, []):
+        b = flow_bdp_bytes(flows[fid])
+        if b is None:
+            unlimited.append(fid)
+        else:
+            bdps.append(b)
+    if unlimited or not bdps:
+        key = (link.queue_path, tuple(unlimited))
+        if key not in reported:
+            reported.add(key)
+            who = ", ".join(f"flow {fid + 1}" for fid in unlimited) or "no flow"
+            errors.append(ConfigError(
+                link.queue_path,
+                f"queue size {show(q.text)} is relative to the BDP, but the BDP of link "
+                f"{link.name} is infinite: {who} has no rate limit anywhere on its data "
+                "path",
+                "set a rate on the central or side links, or give the queue in packets or "
+                "bytes", q.text))
+        return {"kind": "droptail", "packets": None, "bytes": None}
+    pkts = bdp_packets(q.bdp * max(bdps), run.mss)
+    if pkts > U32_MAX:
+        errors.append(ConfigError(link.queue_path, f"{show(q.text)} is {pkts} packets on link "
+                                  f"{link.name}, too large", f"at most {U32_MAX} packets",
+                                  q.text))
+        pkts = U32_MAX
+    return {"kind": "droptail", "packets": pkts, "bytes": None}
 
 
 __all__ = ["LinkSpec", "GroupSpec", "RunSpec", "build", "bdp_packets", "HEADER_BYTES",

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 from .errors import Collector, NotSupportedError, show
 from .model import DEFAULT_QUEUE, DEFAULT_TCP, GroupSpec, LinkSpec, RunSpec
 from .schemes import Registry
-from .units import (U64_MAX, parse_bool, parse_int, parse_payload_size,
+from .units import (U64_MAX, QueueLimit, parse_bool, parse_int, parse_payload_size,
                     parse_queue, parse_rate, parse_time)
 
 MS = 10**6
@@ -33,19 +33,22 @@ TOP_RESERVED = {"sweep": "parameter sweeps", "repeat": "repetitions",
                 "expect": "expectations on results", "topology": "topologies other than "
                 "the dumbbell"}
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
-            Key("initial-rto")]
-CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",))]
+            Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout")]
+CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn")]
 LINK_RESERVED = {"jitter": "delay jitter", "loss": "random loss",
-                 "trace": "trace-driven links", "aqm": "queue disciplines other than droptail",
-                 "ecn": "ECN marking"}
+                 "trace": "trace-driven links", "aqm": "queue disciplines other than droptail"}
 QUEUE_SIDE_KEYS = [Key("left"), Key("right")]
+QUEUE_KEYS = [Key("limit", ("size", "packets")), Key("ecn-threshold")]
+ECN_PLACE_HINT = ("ECN marking is set on a queue: queue: {limit: 100, ecn-threshold: 20}; "
+                  "flows use ECN with ecn: true on their group")
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("flows", ("count",)), Key("direction"), Key("start"),
               Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
               Key("left-rate"), Key("left-delay"), Key("left-queue", ("left-queues",)),
-              Key("right-rate"), Key("right-delay"), Key("right-queue", ("right-queues",))]
+              Key("right-rate"), Key("right-delay"), Key("right-queue", ("right-queues",)),
+              Key("ecn"), Key("tcp"), Key("left-ecn"), Key("right-ecn")]
 GROUP_RESERVED = {f"{side}-{k}": v for side in ("left", "right")
-                  for k, v in LINK_RESERVED.items()} | {"ecn": "ECN"}
+                  for k, v in LINK_RESERVED.items()}
 NO_OP_AQM = {"droptail", "none", "fifo"}
 
 DIRECTIONS = {"->": "->", "right": "->", "rightward": "->",
@@ -131,8 +134,9 @@ def _parse_delay(value: Any, path: tuple) -> int:
     return parse_time(value, path, bare_ns=MS, what="a delay")
 
 
-def _parse_tcp(d, errs: Collector, mss: int) -> dict:
-    tcp = dict(DEFAULT_TCP)
+def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
+    """The ``tcp`` mapping of ``d`` (top level or a flow group) over ``base`` (defaults)."""
+    tcp = dict(DEFAULT_TCP if base is None else base)
     if "tcp" not in d:
         return tcp
     value, path = d["tcp"]
@@ -152,7 +156,48 @@ def _parse_tcp(d, errs: Collector, mss: int) -> dict:
     if "initial-rto" in t and tcp["initial_rto_ns"] == 0:
         errs.error(t["initial-rto"][1], "initial RTO must be > 0", "e.g. 1s",
                    t["initial-rto"][0])
+    tcp["rtt_granularity_ns"] = _get(t, "rtt-granularity", parse_time, errs,
+                                     tcp["rtt_granularity_ns"], bare_ns=MS,
+                                     what="an RTT granularity")
+    tcp["delayed_ack_timeout_ns"] = _get(t, "delayed-ack-timeout", parse_time, errs,
+                                         tcp["delayed_ack_timeout_ns"], bare_ns=MS,
+                                         what="a timeout")
+    if "delayed-ack-timeout" in t and tcp["delayed_ack_timeout_ns"] == 0:
+        errs.error(t["delayed-ack-timeout"][1], "delayed-ack-timeout must be > 0",
+                   "e.g. 40ms (Linux) or 100ms (FreeBSD); to ACK every segment write "
+                   "delayed-ack: false", t["delayed-ack-timeout"][0])
     return tcp
+
+
+def _parse_queue_spec(value: Any, path: tuple, errs: Collector
+                      ) -> tuple[QueueLimit, QueueLimit | None]:
+    """A queue: a size, or ``{limit: <size>, ecn-threshold: <size>}`` -> (limit, threshold)."""
+    if not isinstance(value, dict):
+        return errs.guard(parse_queue, value, path, default=DEFAULT_QUEUE), None
+    q = take(value, path, QUEUE_KEYS, errs,
+             reserved={"kind": LINK_RESERVED["aqm"], "aqm": LINK_RESERVED["aqm"]},
+             what="a queue size or {limit: ..., ecn-threshold: ...}")
+    if q is None:
+        return DEFAULT_QUEUE, None
+    limit = DEFAULT_QUEUE
+    if "limit" in q:
+        limit = errs.guard(parse_queue, *q["limit"], default=DEFAULT_QUEUE)
+    threshold = None
+    if "ecn-threshold" in q:
+        tv, tpath = q["ecn-threshold"]
+        threshold = errs.guard(parse_queue, tv, tpath)
+        if threshold is not None and threshold.unlimited:
+            errs.error(tpath, f"{show(tv)} is not an ECN marking threshold",
+                       "give the queue length at which ECT packets are CE-marked: packets "
+                       "(20), bytes (30KB) or a BDP multiple (0.2bdp)", tv)
+            threshold = None
+    return limit, threshold
+
+
+def _reject_ecn_key(d: dict, key: str, errs: Collector) -> None:
+    if key in d:
+        value, path = d[key]
+        errs.error(path, f"{show(path[-1])} is not a link setting", ECN_PLACE_HINT, value)
 
 
 def _parse_central(d, errs: Collector) -> LinkSpec:
@@ -167,22 +212,25 @@ def _parse_central(d, errs: Collector) -> LinkSpec:
     if "rate" in c:
         spec.rate_bps = errs.guard(parse_rate, *c["rate"])
     spec.delay_ns = _get(c, "delay", _parse_delay, errs, 0)
+    _reject_ecn_key(c, "ecn", errs)
     if "queue" in c:
         qv, qpath = c["queue"]
-        if isinstance(qv, dict):
+        sided = isinstance(qv, dict) and any(canon(k) in ("left", "right") for k in qv)
+        if sided:
             q = take(qv, qpath, QUEUE_SIDE_KEYS, errs,
                      reserved={"kind": LINK_RESERVED["aqm"], "aqm": LINK_RESERVED["aqm"]},
                      what="a queue size or {left: ..., right: ...}")
             if q is not None:
                 if "left" in q:
-                    spec.queue_a = errs.guard(parse_queue, *q["left"], default=DEFAULT_QUEUE)
+                    spec.queue_a, spec.ecn_a = _parse_queue_spec(*q["left"], errs)
                     spec.queue_a_path = q["left"][1]
                 if "right" in q:
-                    spec.queue_b = errs.guard(parse_queue, *q["right"], default=DEFAULT_QUEUE)
+                    spec.queue_b, spec.ecn_b = _parse_queue_spec(*q["right"], errs)
                     spec.queue_b_path = q["right"][1]
         else:
-            ql = errs.guard(parse_queue, qv, qpath, default=DEFAULT_QUEUE)
+            ql, ecn = _parse_queue_spec(qv, qpath, errs)
             spec.queue_a = spec.queue_b = ql
+            spec.ecn_a = spec.ecn_b = ecn
             spec.queue_a_path = spec.queue_b_path = qpath
     return spec
 
@@ -194,8 +242,10 @@ def _parse_side(g: dict, side: str, errs: Collector) -> LinkSpec:
     spec.delay_ns = _get(g, f"{side}-delay", _parse_delay, errs, 0)
     if f"{side}-queue" in g:
         qv, qpath = g[f"{side}-queue"]
-        spec.queue_a = spec.queue_b = errs.guard(parse_queue, qv, qpath, default=DEFAULT_QUEUE)
+        spec.queue_a, spec.ecn_a = _parse_queue_spec(qv, qpath, errs)
+        spec.queue_b, spec.ecn_b = spec.queue_a, spec.ecn_a
         spec.queue_a_path = spec.queue_b_path = qpath
+    _reject_ecn_key(g, f"{side}-ecn", errs)
     return spec
 
 
@@ -247,7 +297,8 @@ def _parse_scheme(g: dict, path: tuple, errs: Collector
 
 
 def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
-                 registry: Registry | None, errs: Collector) -> GroupSpec | None:
+                 registry: Registry | None, errs: Collector,
+                 run_tcp: dict | None = None) -> GroupSpec | None:
     path = ("flows", i)
     g = take(item, path, GROUP_KEYS, errs, reserved=GROUP_RESERVED,
              what="a flow group (a mapping)")
@@ -306,6 +357,9 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
             errs.error(npath, f"{show(nv)} is not a name", "write a short text", nv)
     spec.left = _parse_side(g, "left", errs)
     spec.right = _parse_side(g, "right", errs)
+    spec.ecn = _get(g, "ecn", parse_bool, errs, None)
+    if "tcp" in g:
+        spec.tcp = _parse_tcp(g, errs, mss, base=run_tcp)
     return spec
 
 
@@ -359,7 +413,7 @@ def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None
                        "flows: [{scheme: cubic}]", fv)
         else:
             for i, item in enumerate(fv):
-                g = _parse_group(item, i, duration, run.mss, registry, errs)
+                g = _parse_group(item, i, duration, run.mss, registry, errs, run.tcp)
                 if g is not None:
                     groups.append(g)
     if errs:

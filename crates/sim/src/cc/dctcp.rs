@@ -215,8 +215,11 @@ impl CongestionControl for Dctcp {
         true
     }
 
+    /// `alpha` in [0, 1] (absent in the dctcp-reno fallback).
     fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
-        out.push(("alpha", self.alpha as f64 / DCTCP_MAX_ALPHA as f64));
+        if !self.reno_fallback {
+            out.push(("alpha", self.alpha as f64 / DCTCP_MAX_ALPHA as f64));
+        }
     }
 }
 
