@@ -78,3 +78,39 @@ pub fn prioritise(nice: i32) -> (bool, bool) {
     let own = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } == 0;
     (group, own)
 }
+
+/// struct sched_attr (include/uapi/linux/sched/types.h, SCHED_ATTR_SIZE_VER1).
+#[repr(C)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+    sched_util_min: u32,
+    sched_util_max: u32,
+}
+
+/// Ask EEVDF for a short time slice (SCHED_OTHER's `sched_runtime`, Linux ≥ 6.12, clamped
+/// to 0.1–100 ms) for the calling thread: a task with a shorter slice than the running one
+/// preempts it on wake-up (PREEMPT_SHORT) instead of waiting for the other's slice (up to a
+/// few ms, RUN_TO_PARITY) to end. Returns whether the kernel accepted it.
+pub fn short_slice(nice: i32, slice_ns: u64) -> bool {
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        sched_policy: libc::SCHED_OTHER as u32,
+        sched_flags: 0,
+        sched_nice: nice,
+        sched_priority: 0,
+        sched_runtime: slice_ns,
+        sched_deadline: 0,
+        sched_period: 0,
+        sched_util_min: 0,
+        sched_util_max: 0,
+    };
+    // SAFETY: sched_setattr(0 = calling thread, valid attr, flags 0).
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) == 0 }
+}

@@ -52,6 +52,9 @@ pub struct Runtime {
     /// Nice value of the engine (default -20).
     #[serde(default = "default_nice")]
     pub engine_nice: i32,
+    /// EEVDF time slice requested for the engine (ns; 0 = kernel default).
+    #[serde(default = "default_slice")]
+    pub engine_slice_ns: u64,
     /// Record the (intended, actual) release time of every packet (release table).
     #[serde(default = "yes")]
     pub record_release: bool,
@@ -64,6 +67,10 @@ fn default_spin() -> u64 {
 
 fn default_nice() -> i32 {
     -20
+}
+
+fn default_slice() -> u64 {
+    100_000
 }
 
 fn yes() -> bool {

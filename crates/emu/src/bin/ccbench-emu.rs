@@ -492,6 +492,7 @@ fn main() {
     // every wake-up. (Not SCHED_FIFO: a spinning real-time thread is throttled by
     // sched_rt_runtime_us, which stalls it for tens of milliseconds each second.)
     let (group_ok, nice_ok) = clock::prioritise(rt.engine_nice);
+    let slice_ok = rt.engine_slice_ns > 0 && clock::short_slice(rt.engine_nice, rt.engine_slice_ns);
 
     let exp = &rt.experiment;
     let host_idx: HashMap<&str, u16> =
@@ -639,6 +640,7 @@ fn main() {
         "spin_ns": rt.spin_ns,
         "nice": if nice_ok { Some(rt.engine_nice) } else { None },
         "autogroup_nice": if group_ok { Some(rt.engine_nice) } else { None },
+        "sched_slice_ns": if slice_ok { Some(rt.engine_slice_ns) } else { None },
         "release_error_ns": {
             "count": errs.len(), "mean": mean, "min": percentile(&errs, 0.0),
             "p50": percentile(&errs, 0.5), "p90": percentile(&errs, 0.9),
