@@ -10,6 +10,7 @@
 //! live state in this struct (no copying per ACK).
 
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod cdg;
 pub mod copa;
@@ -478,6 +479,12 @@ static SCHEMES: &[SchemeInfo] = &[
         params: bbr::SHALLOW_PARAMS,
     },
     SchemeInfo {
+        name: "bbr3",
+        description: "BBRv3: BBR with loss/ECN-bounded probing (inflight_hi/inflight_lo, bw_lo), PROBE_BW DOWN/CRUISE/REFILL/UP, 2 % loss threshold, ECN alpha, PROBE_RTT every 5 s at 0.5·BDP",
+        source: "Linux v3 tree github.com/google/bbr (branch v3) net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr",
+        params: bbr3::PARAMS,
+    },
+    SchemeInfo {
         name: "reno",
         description: "Reno/NewReno AIMD as in Linux tcp_cong.c: packet-counting slow start, +1 MSS per cwnd in CA, halve on loss",
         source: "Linux net/ipv4/tcp_cong.c; RFC 5681, 6582; cc-algorithms.md §5",
@@ -632,6 +639,7 @@ pub fn make(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestion
         "reno" => Ok(Box::new(reno::Reno::new())),
         "bbr" => Ok(Box::new(bbr::Bbr::from_params(&p)?)),
         "bbr-shallow" => Ok(Box::new(bbr::Bbr::shallow_from_params(&p)?)),
+        "bbr3" => Ok(Box::new(bbr3::Bbr3::from_params(&p)?)),
         "newreno" => Ok(Box::new(newreno::NewReno::new())),
         "dctcp" => Ok(Box::new(dctcp::Dctcp::from_params(&p)?)),
         "cubic" => Ok(Box::new(cubic::Cubic::from_params(&p)?)),
