@@ -9,11 +9,18 @@
 //! Packets are represented by a small `Copy` handle ([`PktMeta`]); the owner keeps the packet
 //! contents elsewhere (a slab in the simulator, a buffer pool in the emulator).
 
+pub mod delay;
+pub mod impair;
 pub mod link;
+pub mod qdisc;
 pub mod queue;
+pub mod rate;
 pub mod rng;
 
-pub use link::{Link, LinkConfig, LinkStats};
+pub use delay::{DelayFn, DelaySchedule};
+pub use impair::{JitterConfig, LossConfig};
+pub use link::{DelayAt, DropReason, Link, LinkConfig, LinkStats, Promotion};
+pub use rate::RateTrace;
 pub use queue::{DropTail, Qdisc, QueueConfig};
 pub use rng::Rng;
 
