@@ -60,6 +60,7 @@ def run_measured(cmd: list[str], label: str, cwd: Path = ROOT) -> dict:
         # A forked child's ru_maxrss starts from the parent's RSS at fork time, so the peak is
         # taken by GNU time, whose own small process forks the simulator (%M: KiB).
         full = ([str(gnu_time), "-f", "%M %U %S", "-o", tf.name] + cmd) if gnu_time.exists() else cmd
+        load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
         p = subprocess.Popen(full, stdout=out, stderr=err, cwd=cwd)
         last = t0
@@ -81,7 +82,8 @@ def run_measured(cmd: list[str], label: str, cwd: Path = ROOT) -> dict:
                "user_s": ru.ru_utime, "sys_s": ru.ru_stime,
                "stdout": out.read().decode(errors="replace"),
                "stderr": err.read().decode(errors="replace"),
-               "rss_source": "wait4 (includes the parent's RSS at fork)"}
+               "rss_source": "wait4 (includes the parent's RSS at fork)",
+               "loadavg_1min_before_after": [load0, os.getloadavg()[0]]}
         if gnu_time.exists():
             fields = (tf.read().strip().splitlines() or [""])[-1].split()
             if len(fields) == 3:
@@ -149,7 +151,7 @@ def run_ns3(binary: Path, name: str, seed: int) -> dict:
     thr = j["throughput_mbps"]
     return {
         "ok": True, "cmd": cmd, "wall_s": r["wall_s"], "peak_rss_mb": r["peak_rss_mb"],
-        "cpu_s": r["user_s"] + r["sys_s"],
+        "cpu_s": r["user_s"] + r["sys_s"], "loadavg": r["loadavg_1min_before_after"],
         "internal_wall_s": j["wall_time_s"], "run_s": j["run_time_s"],
         "events": j["events"],
         # both directions of the central link, as ccbench's sim.bottleneck_packets counts
@@ -217,7 +219,7 @@ def run_ccbench(name: str, seed: int) -> dict:
     drops = sum(row.get("dropped_pkts") or 0 for row in rows)
     return {
         "ok": True, "cmd": cmd, "wall_s": r["wall_s"], "peak_rss_mb": r["peak_rss_mb"],
-        "cpu_s": r["user_s"] + r["sys_s"],
+        "cpu_s": r["user_s"] + r["sys_s"], "loadavg": r["loadavg_1min_before_after"],
         "internal_wall_s": meta.get("wall_time_s"), "run_s": meta.get("wall_time_s"),
         "events": sim.get("events"), "bottleneck_packets": sim.get("bottleneck_packets"),
         "throughput_mbps": thr, "throughput": flow_stats(thr),
@@ -264,12 +266,18 @@ def table(results: dict) -> str:
         cc = per.get("ccbench")
         for sim, r in per.items():
             if sim.startswith("ns-3") and r.get("ok") and cc and cc.get("ok"):
-                ratios.append(f"- ({name}) ccbench speed / {sim} speed = "
-                              f"**{r['wall_s'] / cc['wall_s']:.2f}×** (wall {r['wall_s']:.2f} s vs "
-                              f"{cc['wall_s']:.2f} s); simulated-time speed ccbench "
-                              f"{dur / cc['wall_s']:.2f} sim-s/s, {sim} {dur / r['wall_s']:.2f} sim-s/s")
+                loop = (f", loop only {r['run_s'] / cc['run_s']:.1f}×"
+                        if cc.get("run_s") and r.get("run_s") else "")
+                ratios.append(f"| {name} | {sim} | **{r['wall_s'] / cc['wall_s']:.1f}×** "
+                              f"| {r['cpu_s'] / cc['cpu_s']:.1f}× | "
+                              + (f"{r['run_s'] / cc['run_s']:.1f}×" if loop else "–")
+                              + f" | {dur / cc['wall_s']:.2f} | {dur / r['wall_s']:.3f} |")
     if ratios:
-        lines += ["", "Speed ratio (ccbench wall time vs ns-3 wall time, same scenario, same run):", ""]
+        lines += ["", "Speed ratio ccbench / ns-3 (= ns-3 time / ccbench time, same scenario, same "
+                  "invocation):", "",
+                  "| scen | vs | wall (process) | CPU time | simulation loop "
+                  "| ccbench sim-s per wall-s | ns-3 sim-s per wall-s |",
+                  "|---|---|---|---|---|---|---|"]
         lines += ratios
     return "\n".join(lines)
 
@@ -286,7 +294,26 @@ def machine() -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
     return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
-            "python": platform.python_version(), "git_commit": commit}
+            "python": platform.python_version(), "git_commit": commit,
+            "loadavg_at_report": os.getloadavg()}
+
+
+HEADER_NOTE = (
+    "wall s = whole child process (start-up + set-up + run + output); CPU s = its user + system "
+    "CPU time (less sensitive to other load on the machine); loop s = the simulator's own timer "
+    "(ns-3: Simulator::Run; ccbench: metadata wall_time_s, the Rust run_sim call); events/s and "
+    "packets/s are per loop second; peak RSS = that child's own; drops = packets dropped "
+    "anywhere; throughput = application payload per flow / duration (ns-3: PacketSink bytes, "
+    "ccbench: flowstats app_bytes); bottleneck pkts = packets put on the central link, both "
+    "directions (data + ACKs); events are each simulator's own count (not comparable 1:1).")
+
+
+def header_text(modes, mach) -> str:
+    header = [f"# ccbench vs ns-3 speed benchmark ({datetime.datetime.now().isoformat(timespec='seconds')})",
+              "", "Modes: " + "; ".join(modes), "",
+              "Machine: " + json.dumps(mach), "",
+              HEADER_NOTE, ""]
+    return "\n".join(header) + "\n"
 
 
 def main() -> int:
@@ -302,6 +329,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per scenario and simulator; the fastest is reported (all walls kept)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--report-only", action="store_true",
+                    help="re-print the tables of OUT/results.json without running anything")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
 
@@ -324,6 +353,10 @@ def main() -> int:
 
     OUT = args.out
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.report_only:
+        saved = json.loads((OUT / "results.json").read_text())
+        print(header_text(saved["modes"], saved["machine"]) + table(saved["results"]))
+        return 0
     results: dict = {}
     modes = set()
     for name in names:
@@ -346,16 +379,7 @@ def main() -> int:
                     f"throughput total {r['throughput']['total']:.2f} Mbit/s")
 
     md = table(results)
-    header = [f"# ccbench vs ns-3 speed benchmark ({datetime.datetime.now().isoformat(timespec='seconds')})",
-              "", "Modes: " + "; ".join(sorted(modes)), "",
-              "Machine: " + json.dumps(machine()), "",
-              "wall s = whole child process (start-up + set-up + run + output); CPU s = its user + "
-              "system CPU time (less sensitive to other load on the machine); loop s = the "
-              "simulator's own timer (ns-3: Simulator::Run; ccbench: metadata wall_time_s); peak RSS = that "
-              "child's own; throughput = application payload per flow / duration (ns-3: "
-              "PacketSink bytes); bottleneck pkts = packets put on the central link, both "
-              "directions (data + ACKs); events are each simulator's own count (not comparable 1:1).", ""]
-    text = "\n".join(header) + "\n" + md + "\n"
+    text = header_text(sorted(modes), machine()) + md + "\n"
     (OUT / "results.md").write_text(text)
     (OUT / "results.json").write_text(json.dumps(
         {"machine": machine(), "modes": sorted(modes), "seed": args.seed,
