@@ -2,16 +2,16 @@
 """ccbench speed benchmark: the same dumbbell scenarios on ccbench and on ns-3, side by side.
 
     .venv/bin/python benches/run.py [--scenarios a,b,c,d] [--skip-ns3] [--skip-ccbench]
-                                   [--ns3 system|optimized|both] [--repeat N]
+                                   [--ns3 auto|system|optimized|both] [--repeat N]
 
 Each run is a fresh child process; its peak RSS is that child's own, taken by /usr/bin/time
-(%M; fallback os.wait4), not the RUSAGE_CHILDREN maximum over all children. Wall time is the child's whole life (start-up,
-set-up, simulation, output), measured here; the simulators' own timers are kept in the JSON.
+(%M; fallback os.wait4), not the RUSAGE_CHILDREN maximum over all children. Wall time is the
+child's whole life (start-up, set-up, simulation, output), measured here; the simulators' own timers are kept in the JSON.
 ccbench runs as `ccbench run <yaml> -o <dir> --no-packets --no-plots --quiet` (sim backend,
 per-packet records off, no plots).
 
 Writes benches/out/results.json and benches/out/results.md. Standard library only; polars (the
-project venv) is used to read ccbench's flowstats.parquet, through .venv/bin/python if needed.
+project venv) is used to read ccbench's flowstats.parquet, in a separate .venv/bin/python.
 """
 from __future__ import annotations
 
@@ -196,7 +196,8 @@ def run_ccbench(name: str, seed: int) -> dict:
     if outdir.exists():
         shutil.rmtree(outdir)
     outdir.parent.mkdir(parents=True, exist_ok=True)
-    cmd = base + ["run", str(yaml), "-o", str(outdir), "--no-packets", "--no-plots", "--quiet"]
+    cmd = base + ["run", str(yaml), "-o", str(outdir), "--no-packets", "--no-plots", "--quiet",
+                  "--seed", str(seed)]
     r = run_measured(cmd, f"ccbench {name}")
     if r["returncode"] != 0:
         return {"ok": False, "error": r["stderr"][-2000:], "cmd": cmd}
