@@ -20,6 +20,9 @@ pub struct FlowConfig {
 #[derive(Clone, Debug, Deserialize)]
 pub struct Experiment {
     pub duration_ns: u64,
+    /// Seed of the links' random elements (loss, jitter), as in the simulator.
+    #[serde(default)]
+    pub seed: u64,
     pub sample_interval_ns: u64,
     pub links: Vec<LinkConfig>,
     pub flows: Vec<FlowConfig>,

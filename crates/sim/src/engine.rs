@@ -13,7 +13,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use netmodel::{Link, PktMeta};
+use netmodel::{DropReason, Link, PktMeta};
 
 use crate::cc;
 use crate::experiment::Experiment;
@@ -118,7 +118,7 @@ pub struct Sim {
     /// Data packets (not SYNs) currently inside the network, for the conservation check.
     data_in_net: u64,
     cc_scratch: Vec<(&'static str, f64)>,
-    drop_scratch: Vec<PktMeta>,
+    drop_scratch: Vec<(PktMeta, DropReason)>,
 }
 
 impl Sim {
@@ -149,7 +149,7 @@ impl Sim {
             now: 0,
             end: exp.duration_ns,
             sample_ns: exp.sample_interval_ns,
-            links: exp.links.iter().map(Link::new).collect(),
+            links: exp.links.iter().map(|l| Link::with_seed(l, exp.seed)).collect(),
             bottlenecks: exp.bottleneck_links.clone(),
             flows,
             routes: exp.flows.iter().map(|f| (f.path.clone().into(), f.rev_path.clone().into())).collect(),
@@ -268,14 +268,14 @@ impl Sim {
     }
 
     fn collect_drops(&mut self, l: u32) {
-        self.drop_scratch.extend(self.links[l as usize].take_drops());
+        self.drop_scratch.extend(self.links[l as usize].take_drops_with_reason());
         for i in 0..self.drop_scratch.len() {
-            let id = self.drop_scratch[i].id & IDX_MASK;
-            let p = self.pkts.remove(id);
+            let (m, why) = self.drop_scratch[i];
+            let p = self.pkts.remove(m.id & IDX_MASK);
             if let Seg::Data(d) = p.seg {
                 if !d.syn {
                     self.data_in_net -= 1;
-                    self.rec.dropped(self.now, p.flow, p.size, l, p.rec);
+                    self.rec.dropped(self.now, p.flow, p.size, l, p.rec, why == DropReason::Loss);
                 }
             }
         }
@@ -416,6 +416,7 @@ impl Sim {
                 l.stats.dropped_pkts,
                 l.stats.dropped_bytes,
                 l.stats.tx_bytes,
+                l.stats.lost_pkts,
             );
         }
         let next = now + self.sample_ns;
@@ -432,6 +433,17 @@ impl Sim {
         stats.bottleneck_packets =
             self.bottlenecks.iter().map(|&b| self.links[b as usize].stats.tx_pkts).sum();
         stats.data_in_flight_at_end = self.data_in_net;
+        let end = self.end;
+        stats.delay_switches = self
+            .links
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, l)| {
+                let steps = l.delay_steps(end);
+                (!steps.is_empty()).then_some(crate::output::DelaySwitches { link: i as u32, steps })
+            })
+            .collect();
+        stats.random_losses = self.links.iter().map(|l| l.stats.lost_pkts).collect();
         debug_assert!(self.pkts.live() as u64 >= self.data_in_net);
         let start: Vec<u64> = self.flows.iter().map(|f| f.start_ns).collect();
         let completed: Vec<Option<u64>> = self.flows.iter().map(|f| f.sender.completed_at()).collect();

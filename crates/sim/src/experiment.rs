@@ -106,6 +106,7 @@ impl Experiment {
             if l.rate_bps == Some(0) {
                 return Err(format!("links[{i}].rate_bps is 0 (use null for unlimited)"));
             }
+            check_conditions(l).map_err(|e| format!("links[{i}] ({}): {e}", l.name))?;
         }
         for (i, f) in self.flows.iter().enumerate() {
             if f.id as usize != i {
@@ -144,6 +145,54 @@ impl Experiment {
         }
         Ok(())
     }
+}
+
+/// Ranges the config layer guarantees for delay schedules, loss and rate traces.
+fn check_conditions(l: &LinkConfig) -> Result<(), String> {
+    use netmodel::{DelaySchedule, LossConfig, RateTrace};
+    let prob = |name: &str, x: f64| {
+        if (0.0..=1.0).contains(&x) { Ok(()) } else { Err(format!("{name} = {x} is not a probability")) }
+    };
+    match &l.loss {
+        Some(LossConfig::Bernoulli { p }) => prob("loss p", *p)?,
+        Some(LossConfig::Gilbert { p, r, h, k }) => {
+            prob("gilbert p", *p)?;
+            prob("gilbert r", *r)?;
+            prob("gilbert h", *h)?;
+            prob("gilbert k", *k)?;
+        }
+        None => {}
+    }
+    match &l.delay_schedule {
+        Some(DelaySchedule::Walk { base_ns, step_ns, max_ns, .. }) => {
+            if base_ns > max_ns || (base_ns + step_ns > *max_ns && base_ns < step_ns) {
+                return Err("delay walk cannot move within [0, max]".into());
+            }
+        }
+        Some(DelaySchedule::Series { points, .. }) => {
+            if points.is_empty() || points.windows(2).any(|w| w[1].0 <= w[0].0) {
+                return Err("delay series must be non-empty with increasing times".into());
+            }
+        }
+        _ => {}
+    }
+    match &l.rate_trace {
+        Some(RateTrace::Mahimahi { ms, opportunity_bytes, .. }) => {
+            if ms.is_empty() || ms.last() == Some(&0) || ms.windows(2).any(|w| w[1] < w[0]) {
+                return Err("mahimahi trace must be non-empty, non-decreasing, last > 0".into());
+            }
+            if *opportunity_bytes == 0 {
+                return Err("opportunity_bytes is 0".into());
+            }
+        }
+        Some(RateTrace::Series { points }) => {
+            if points.is_empty() || points.windows(2).any(|w| w[1].0 <= w[0].0) {
+                return Err("rate series must be non-empty with increasing times".into());
+            }
+        }
+        None => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]

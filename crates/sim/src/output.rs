@@ -86,4 +86,15 @@ pub struct RunStats {
     pub sim_time_ns: u64,
     /// Largest number of entries the event queue held (live and superseded).
     pub max_pending_events: u64,
+    /// Per link with a variable delay: the `(instant, delay)` switches as that direction
+    /// applied them (skew included), exact in the simulator.
+    pub delay_switches: Vec<DelaySwitches>,
+    /// Per link: packets (data and ACK) dropped by the random-loss model.
+    pub random_losses: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct DelaySwitches {
+    pub link: u32,
+    pub steps: Vec<(u64, u64)>,
 }

@@ -46,6 +46,8 @@ pub struct Recorder {
     p_arrival: Vec<i64>,
     p_drop_link: Vec<i32>,
     p_drop: Vec<i64>,
+    /// 0 = not dropped, 1 = queue drop, 2 = random loss ([`DROP_REASONS`]).
+    p_drop_reason: Vec<u8>,
     // aggregates
     bins: Vec<Vec<Bin>>,
     hist: Vec<Vec<u64>>,
@@ -74,10 +76,13 @@ pub struct Recorder {
     q_bytes: Vec<u64>,
     q_drops: Vec<u64>,
     q_dropped_bytes: Vec<u64>,
+    q_loss_drops: Vec<u64>,
     q_tx_bytes: Vec<u64>,
 }
 
 /// CA state names in code order (the `ca_state` column's categories).
+/// Categories of the packets table's `drop_reason` column.
+pub const DROP_REASONS: [&str; 3] = ["none", "queue", "loss"];
 pub const CA_STATES: [&str; 5] = ["open", "disorder", "cwr", "recovery", "loss"];
 
 impl Recorder {
@@ -94,6 +99,7 @@ impl Recorder {
             p_arrival: vec![],
             p_drop_link: vec![],
             p_drop: vec![],
+            p_drop_reason: vec![],
             bins: vec![Vec::new(); n_flows],
             hist: vec![Vec::new(); n_flows],
             totals: vec![FlowTotals::default(); n_flows],
@@ -119,6 +125,7 @@ impl Recorder {
             q_bytes: vec![],
             q_drops: vec![],
             q_dropped_bytes: vec![],
+            q_loss_drops: vec![],
             q_tx_bytes: vec![],
         }
     }
@@ -155,6 +162,7 @@ impl Recorder {
         self.p_arrival.push(NULL_I64);
         self.p_drop_link.push(-1);
         self.p_drop.push(NULL_I64);
+        self.p_drop_reason.push(0);
         idx
     }
 
@@ -183,7 +191,8 @@ impl Recorder {
     }
 
     /// A data packet was dropped by link `link` at `now`.
-    pub fn dropped(&mut self, now: u64, flow: u32, size: u32, link: u32, rec: u32) {
+    /// `loss`: dropped by the link's random-loss model rather than its queue.
+    pub fn dropped(&mut self, now: u64, flow: u32, size: u32, link: u32, rec: u32, loss: bool) {
         let bin = self.bin(flow, now);
         bin.dropped_bytes += size as u64;
         bin.dropped_pkts += 1;
@@ -193,6 +202,7 @@ impl Recorder {
         if rec != u32::MAX {
             self.p_drop_link[rec as usize] = link as i32;
             self.p_drop[rec as usize] = now as i64;
+            self.p_drop_reason[rec as usize] = if loss { 2 } else { 1 };
         }
     }
 
@@ -238,6 +248,7 @@ impl Recorder {
         drops: u64,
         dropped_bytes: u64,
         tx_bytes: u64,
+        loss_drops: u64,
     ) {
         self.q_time.push(now as i64);
         self.q_link.push(link);
@@ -246,6 +257,7 @@ impl Recorder {
         self.q_drops.push(drops);
         self.q_dropped_bytes.push(dropped_bytes);
         self.q_tx_bytes.push(tx_bytes);
+        self.q_loss_drops.push(loss_drops);
     }
 
     /// Build the output tables. `start`/`completed` are per-flow times from the loop.
@@ -261,7 +273,8 @@ impl Recorder {
                     .col("sent_ns", Col::I64(self.p_sent))
                     .col("arrival_ns", Col::I64(self.p_arrival))
                     .col("drop_link", Col::I32(self.p_drop_link))
-                    .col("drop_ns", Col::I64(self.p_drop)),
+                    .col("drop_ns", Col::I64(self.p_drop))
+                    .col("drop_reason", Col::Cat(self.p_drop_reason, DROP_REASONS.to_vec())),
             );
         }
         let mut flows = Table::new("flows")
@@ -292,7 +305,8 @@ impl Recorder {
                 .col("bytes", Col::U64(self.q_bytes))
                 .col("drops", Col::U64(self.q_drops))
                 .col("dropped_bytes", Col::U64(self.q_dropped_bytes))
-                .col("tx_bytes", Col::U64(self.q_tx_bytes)),
+                .col("tx_bytes", Col::U64(self.q_tx_bytes))
+                .col("loss_drops", Col::U64(self.q_loss_drops)),
         );
         let (mut ib, mut iflow) = (vec![], vec![]);
         let (mut isb, mut isp, mut idb, mut idp, mut ids, mut irb, mut irp) =

@@ -533,7 +533,7 @@ fn main() {
         fds: rt.hosts.iter().map(|h| h.fd).collect(),
         dead: vec![false; rt.hosts.len()],
         addr_host,
-        links: exp.links.iter().map(Link::new).collect(),
+        links: exp.links.iter().map(|l| Link::with_seed(l, exp.seed)).collect(),
         paths,
         pair_routes,
         port_base: rt.port_base,
