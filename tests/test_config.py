@@ -431,13 +431,7 @@ def test_alias_repeated():
 
 
 @pytest.mark.parametrize("doc, path, what", [
-    ({"central": {"jitter": "1ms"}}, "central.jitter", "jitter"),
-    ({"central": {"loss": 0.01}}, "central.loss", "loss"),
-    ({"central": {"trace": "x.trace"}}, "central.trace", "trace"),
     ({"central": {"aqm": "codel"}}, "central.aqm", "droptail"),
-    ({"central": {"delay": {"base": "10ms", "delta": "1s", "step": "5ms"}}}, "central.delay",
-     "variable delay"),
-    ({"central": {"delay": ["10ms", "20ms"]}}, "central.delay", "variable delay"),
     ({"central": {"queue": {"left": 10, "kind": "codel"}}}, "central.queue.kind", "droptail"),
     ({"sweep": {"x": [1]}}, "sweep", "sweeps"),
 ])
@@ -450,7 +444,7 @@ def test_reserved_features_fail_clearly(doc, path, what):
     assert isinstance(e, cfg.NotSupportedError)
 
 
-@pytest.mark.parametrize("key", ["left-loss", "right-jitter", "left-trace", "right-aqm"])
+@pytest.mark.parametrize("key", ["left-aqm", "right-aqm"])
 def test_reserved_group_keys(key):
     e = one_error(base(**{key: "1"}))
     assert e.path == f"flows[0].{key}" and "not yet supported" in str(e)

@@ -128,11 +128,17 @@ def test_constant_delay_cases_accepted():
     coco([G], base="50ms", jitter="0ms")
 
 
-def test_variable_delay_not_yet_supported():
-    e = one([G], base="50ms", delta="1s", step="10ms")
-    assert e.path == "delta" and str(e).startswith("not yet supported: delta (variable")
-    e = one([G], base="50ms", jitter="1ms")
-    assert e.path == "jitter" and str(e).startswith("not yet supported: jitter (")
+def test_variable_delay_is_cocos_walk_and_jitter_is_netems():
+    e = coco([G], base="50ms", delta="1s", step="10ms", seed=7, max_delay_us=60_000)
+    lr, rl = (l for l in e["links"] if l["role"] == "central")
+    walk = {"kind": "walk", "base_ns": 50_000_000, "delta_ns": 1_000_000_000,
+            "step_ns": 10_000_000, "max_ns": 60_000_000, "seed": 7, "key": "r1-r2"}
+    assert lr["delay_schedule"] == walk and rl["delay_schedule"] == walk
+    assert "delay_skew_ns" not in rl          # atomic switching of both directions
+    e = coco([G], base="50ms", jitter="1ms")
+    lr, rl = (l for l in e["links"] if l["role"] == "central")
+    assert lr["jitter"] == rl["jitter"] == {"dist": "netem", "jitter_ns": 1_000_000}
+    assert "reorder" not in lr
 
 
 def test_delta_below_10ms():

@@ -28,6 +28,7 @@ import os
 from typing import Any
 
 from .coco import is_coco_layout, parse_coco
+from .conditions import BASE_DIR
 from .errors import Collector, ConfigError, ConfigErrors, NotSupportedError
 from .model import HEADER_BYTES, SCHEMA_VERSION, bdp_packets, build
 from .native import parse_native
@@ -68,8 +69,17 @@ def _resolve_source(src: Source, *, seed: int | None, schemes: Any) -> dict:
                    "arguments: base, delta, step, --rate, --runtime, ...), or write a native "
                    "experiment with duration: and flows:")
         raise src.locate(ConfigErrors(errs.errors))
-    parsed = parse_native(src.data, seed=seed, registry=_registry(schemes), errs=errs)
+    token = BASE_DIR.set(_source_dir(src))
+    try:
+        parsed = parse_native(src.data, seed=seed, registry=_registry(schemes), errs=errs)
+    finally:
+        BASE_DIR.reset(token)
     return _finish(src, errs, lambda: build(*parsed))
+
+
+def _source_dir(src: Source) -> str | None:
+    """Directory of the file ``src`` was read from (relative trace paths), if any."""
+    return os.path.dirname(os.path.abspath(src.name)) if os.path.isfile(src.name) else None
 
 
 def resolve(doc: Any, *, seed: int | None = None, source: str = "<string>",

@@ -2,8 +2,9 @@
 
 Mirrors CoCo-Beholder's ``layout.py`` and ``run.py`` (specs/coco-beholder.md §3, §4.1),
 with ccbench's stricter decisions: unknown keys are errors unless ``lenient=True``, negative
-rates are errors, and features ccbench does not have yet (variable central delay, jitter)
-fail clearly instead of being approximated.
+rates are errors. Variable central delay is CoCo's random walk (netmodel's ``walk``
+schedule, same sign rule; the random sequence is ccbench's, see docs/experiment-file.md) and
+jitter is netem's uniform ±J on both central ends.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from .errors import Collector, ConfigError, NotSupportedError, show
+from .conditions import Conditions
+from .errors import Collector, ConfigError, show
 from .model import GroupSpec, LinkSpec, RunSpec
 from .schemes import Registry
 from .units import QueueLimit, U32_MAX, U64_MAX, coco_time_us, is_number
@@ -172,15 +174,25 @@ def parse_coco(layout: Any, *, base="0ms", delta=None, step="0ms", jitter=None,
     # Variable delay: a random walk happens only if the run has more than one interval and
     # the walk can move. (run.py: delta >= runtime -> one interval = constant delay;
     # step 0 -> every move is +-0.)
+    central = LinkSpec(delay_ns=base_us * 1000, cond=Conditions())
+    walk_seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
     if delta_us is not None and delta_us < runtime_us and step_us != 0:
-        errs.add(NotSupportedError(("delta",), "variable central delay: delta < runtime with "
-                                   "a non-zero step; use delta >= runtime or step 0 for a "
-                                   "constant delay", delta))
+        # CoCo's random walk (test.py compute_delay_steps), both directions switching at
+        # the same instant (ccbench's atomic switching; CoCo's r1-then-r2 skew is the
+        # native `skew:` option). The walk draws from ccbench's Rng, not CPython's Mersenne
+        # Twister: same sign rule and bounds, not the same sequence for a given seed.
+        central.cond.delay_schedule = {
+            "kind": "walk", "base_ns": base_us * 1000, "delta_ns": delta_us * 1000,
+            "step_ns": step_us * 1000, "max_ns": max_delay_us * 1000}
+        if walk_seed is not None:
+            central.cond.delay_schedule["seed"] = walk_seed
     if jitter is not None:
         jitter_us = errs.guard(coco_time_us, jitter, ("jitter",), max_delay_us, default=0)
         if jitter_us:
-            errs.add(NotSupportedError(("jitter",), "central-link jitter", jitter))
-    central = LinkSpec(delay_ns=base_us * 1000)
+            # netem "delay D J" without a distribution table: uniform in [D - J, D + J],
+            # on both central ends; netem's rate serialises releases, so order-preserving.
+            j = {"dist": "netem", "jitter_ns": jitter_us * 1000}
+            central.cond.jitter = {"left": j, "right": j}
     central.rate_bps = errs.guard(_coco_rate, rate, ("--rate",))
     if queue is not None:
         if first_queue != 1000 or second_queue != 1000:

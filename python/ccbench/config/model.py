@@ -43,6 +43,8 @@ class LinkSpec:
     #: ECN step-marking threshold of each end (``ecn-threshold``), None = no marking.
     ecn_a: QueueLimit | None = None
     ecn_b: QueueLimit | None = None
+    #: Variable delay, jitter, loss, trace, promotion (conditions.py); None = none.
+    cond: Any = None
 
 
 @dataclass
@@ -88,6 +90,15 @@ class _Link:
     queue: QueueLimit
     queue_path: tuple
     ecn: QueueLimit | None = None
+    #: Extra resolved keys of this direction (delay schedule, jitter, loss, trace, ...).
+    extra: dict = field(default_factory=dict)
+
+
+def _is_second(src: str, dst: str) -> bool:
+    """Whether ``src->dst`` leaves the *right* end of its dumbbell link: r1->a<k>, r2->r1,
+    b<k>->r2 (the first direction of each pair is the one leaving the left end)."""
+    return (src == "r1" and dst.startswith("a")) or (src, dst) == ("r2", "r1") \
+        or (src.startswith("b") and dst == "r2")
 
 
 def sort_groups(groups: list[GroupSpec]) -> list[GroupSpec]:
@@ -115,8 +126,14 @@ def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
 
     def add(name_src: str, name_dst: str, role: str, spec: LinkSpec, queue: QueueLimit,
             qpath: tuple, ecn: QueueLimit | None) -> int:
+        extra = {}
+        if spec.cond is not None:
+            # The end the direction leaves: the left end is listed first (queue_a's end).
+            end = "right" if _is_second(name_src, name_dst) else "left"
+            pair = "-".join(sorted((name_src, name_dst)))
+            extra = spec.cond.link_keys(end, pair, run.seed, run.duration_ns)
         links.append(_Link(len(links), f"{name_src}->{name_dst}", name_src, name_dst, role,
-                           spec.rate_bps, spec.delay_ns, queue, qpath, ecn))
+                           spec.rate_bps, spec.delay_ns, queue, qpath, ecn, extra))
         return len(links) - 1
 
     # Ids: all left side links (a_k->r1, r1->a_k per flow), the central pair, then all right
@@ -169,7 +186,8 @@ def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
         "tcp": dict(run.tcp),
         "nodes": nodes,
         "links": [{"id": l.id, "name": l.name, "src": l.src, "dst": l.dst, "role": l.role,
-                   "rate_bps": l.rate_bps, "delay_ns": l.delay_ns, "queue": queues[l.id]}
+                   "rate_bps": l.rate_bps, "delay_ns": l.delay_ns, "queue": queues[l.id],
+                   **l.extra}
                   for l in links],
         "bottleneck_links": [c_lr, c_rl],
         "flows": flows,

@@ -6,6 +6,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from .conditions import (PRESETS, Conditions, parse_delay, parse_jitter, parse_loss,
+                         parse_promotion, parse_trace)
 from .errors import Collector, NotSupportedError, show
 from .model import DEFAULT_QUEUE, DEFAULT_TCP, GroupSpec, LinkSpec, RunSpec
 from .schemes import Registry
@@ -34,9 +36,11 @@ TOP_RESERVED = {"sweep": "parameter sweeps", "repeat": "repetitions",
                 "the dumbbell"}
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout")]
-CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn")]
-LINK_RESERVED = {"jitter": "delay jitter", "loss": "random loss",
-                 "trace": "trace-driven links", "aqm": "queue disciplines other than droptail"}
+CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"),
+                Key("jitter"), Key("loss"), Key("trace"), Key("promotion"), Key("preset")]
+LINK_RESERVED = {"aqm": "queue disciplines other than droptail"}
+#: Network-condition keys of a side link (``left-<key>``/``right-<key>``), see conditions.py.
+SIDE_CONDITION_KEYS = ("jitter", "loss", "trace", "promotion")
 QUEUE_SIDE_KEYS = [Key("left"), Key("right")]
 QUEUE_KEYS = [Key("limit", ("size", "packets")), Key("ecn-threshold")]
 ECN_PLACE_HINT = ("ECN marking is set on a queue: queue: {limit: 100, ecn-threshold: 20}; "
@@ -46,7 +50,8 @@ GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
               Key("left-rate"), Key("left-delay"), Key("left-queue", ("left-queues",)),
               Key("right-rate"), Key("right-delay"), Key("right-queue", ("right-queues",)),
-              Key("ecn"), Key("tcp"), Key("left-ecn"), Key("right-ecn")]
+              Key("ecn"), Key("tcp"), Key("left-ecn"), Key("right-ecn")] + [
+              Key(f"{side}-{k}") for side in ("left", "right") for k in SIDE_CONDITION_KEYS]
 GROUP_RESERVED = {f"{side}-{k}": v for side in ("left", "right")
                   for k, v in LINK_RESERVED.items()}
 NO_OP_AQM = {"droptail", "none", "fifo"}
@@ -128,10 +133,29 @@ def _get(d: dict, name: str, fn, errs: Collector, default=None, **kw):
 
 # ------------------------------------------------------------------------------------ parse
 
-def _parse_delay(value: Any, path: tuple) -> int:
-    if isinstance(value, (dict, list)):
-        raise NotSupportedError(path, "variable delay schedules", value)
-    return parse_time(value, path, bare_ns=MS, what="a delay")
+def _parse_delay(value: Any, path: tuple, cond: Conditions | None = None) -> int:
+    if cond is None:
+        cond = Conditions()
+    return parse_delay(value, path, cond)
+
+
+def _parse_conditions(d: dict, prefix: str, spec: LinkSpec, errs: Collector) -> None:
+    """jitter/loss/trace/promotion of a link (``prefix`` "" on the central link, "left-" or
+    "right-" in a flow group) into ``spec.cond``; a trace also sets ``spec.rate_bps`` to its
+    mean rate (a trace and a rate together are an error)."""
+    cond = spec.cond
+    for key, fn in (("jitter", parse_jitter), ("loss", parse_loss),
+                    ("promotion", parse_promotion)):
+        if prefix + key in d:
+            errs.guard(fn, *d[prefix + key], cond)
+    if prefix + "trace" in d:
+        tv, tpath = d[prefix + "trace"]
+        if prefix + "rate" in d:
+            errs.error(tpath, "a link has either a rate or a trace",
+                       f"remove {prefix}rate (the trace sets the rate)", tv)
+        mean = errs.guard(parse_trace, tv, tpath, cond)
+        if mean is not None:
+            spec.rate_bps = mean
 
 
 def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
@@ -209,9 +233,13 @@ def _parse_central(d, errs: Collector) -> LinkSpec:
     c = take(value, path, CENTRAL_KEYS, errs, reserved=LINK_RESERVED)
     if c is None:
         return spec
+    spec.cond = Conditions()
+    if "preset" in c:
+        c = _apply_preset(c, spec, errs)
     if "rate" in c:
         spec.rate_bps = errs.guard(parse_rate, *c["rate"])
-    spec.delay_ns = _get(c, "delay", _parse_delay, errs, 0)
+    spec.delay_ns = _get(c, "delay", _parse_delay, errs, 0, cond=spec.cond)
+    _parse_conditions(c, "", spec, errs)
     _reject_ecn_key(c, "ecn", errs)
     if "queue" in c:
         qv, qpath = c["queue"]
@@ -235,11 +263,33 @@ def _parse_central(d, errs: Collector) -> LinkSpec:
     return spec
 
 
+def _apply_preset(c: dict, spec: LinkSpec, errs: Collector) -> dict:
+    """Fill the central keys the user left out from a cellular preset (conditions.PRESETS)."""
+    pv, ppath = c["preset"]
+    name = pv.strip().lower() if isinstance(pv, str) else None
+    if name not in PRESETS:
+        errs.error(ppath, f"{show(pv)} is not a link preset",
+                   "presets: " + ", ".join(PRESETS) + " (docs/network-conditions.md)", pv)
+        return c
+    out = dict(c)
+    preset = PRESETS[name]
+    for k, v in preset.items():
+        if k == "_series":
+            if "rate" not in c and "trace" not in c:
+                spec.cond.preset_series = v
+                spec.rate_bps = round(v[0])
+            continue
+        if k not in out:
+            out[k] = (v, ppath)
+    return out
+
+
 def _parse_side(g: dict, side: str, errs: Collector) -> LinkSpec:
-    spec = LinkSpec()
+    spec = LinkSpec(cond=Conditions())
     if f"{side}-rate" in g:
         spec.rate_bps = errs.guard(parse_rate, *g[f"{side}-rate"])
-    spec.delay_ns = _get(g, f"{side}-delay", _parse_delay, errs, 0)
+    spec.delay_ns = _get(g, f"{side}-delay", _parse_delay, errs, 0, cond=spec.cond)
+    _parse_conditions(g, f"{side}-", spec, errs)
     if f"{side}-queue" in g:
         qv, qpath = g[f"{side}-queue"]
         spec.queue_a, spec.ecn_a = _parse_queue_spec(qv, qpath, errs)
