@@ -162,7 +162,7 @@ pub struct Link {
 }
 
 impl Link {
-    /// A link whose random elements (loss, jitter) use seed 0. Prefer [`Link::with_seed`].
+    /// A link whose random elements (loss, jitter, AQM) use seed 0. Prefer [`Link::with_seed`].
     pub fn new(cfg: &LinkConfig) -> Self {
         Self::with_seed(cfg, 0)
     }
@@ -176,7 +176,7 @@ impl Link {
             rate_bps: cfg.rate_bps,
             delay_ns: cfg.delay_ns,
             overhead_bytes: cfg.overhead_bytes,
-            queue: cfg.queue.build(),
+            queue: cfg.queue.build_seeded(seed, key),
             server: Server::new(cfg.rate_bps, cfg.rate_trace.as_ref()),
             delay: cfg.delay_schedule.as_ref().map(DelayFn::new),
             skew_ns: cfg.delay_skew_ns,
@@ -299,6 +299,12 @@ impl Link {
     /// Packets CE-marked by this link's queue so far.
     pub fn queue_marks(&self) -> u64 {
         self.queue.marks()
+    }
+
+    /// Sojourn time in the queue of the packet most recently dequeued for transmission
+    /// (see [`Qdisc::sojourn_ns`]); `None` before the first.
+    pub fn queue_sojourn_ns(&self) -> Option<Nanos> {
+        self.queue.sojourn_ns()
     }
 
     pub fn rate_bps(&self) -> Option<u64> {

@@ -1,16 +1,29 @@
 //! Queue disciplines. A queue holds packets *waiting for service*; the packet on the wire
 //! (being serialised) and packets propagating are not in it, so a buffer limit never mixes
 //! with the propagation delay (unlike netem's `limit`).
+//!
+//! This file has the configuration (`QueueConfig`, as it appears in the resolved experiment),
+//! the [`Qdisc`] trait, the timestamped FIFO the disciplines share, and the two plain FIFOs
+//! (droptail, drophead). The AQMs live in [`crate::qdisc`]: RED, CoDel, FQ-CoDel, PIE, FQ-PIE.
+//!
+//! Sizes are IP bytes (`PktMeta::size`) everywhere, where Linux counts `qdisc_pkt_len` (IP +
+//! 14-byte Ethernet header): byte limits, backlogs, DRR quanta and the AQMs' `mtu` tests.
 
 use std::collections::VecDeque;
 
 use serde::Deserialize;
 
-use crate::{Nanos, PktMeta, ECN_CE};
+use crate::qdisc::{codel, fq_codel, fq_pie, pie, red};
+use crate::{Nanos, PktMeta, Rng, ECN_CE};
 
-/// Resolved queue configuration, as it appears in the resolved experiment.
+/// Stream tag of the queue RNGs: a link's queue draws from `Rng::new(seed, QDISC_STREAM ^ id)`.
+pub const QDISC_STREAM: u64 = 0x51D1_5C00_0000_0000;
+
+/// Resolved queue configuration, as it appears in the resolved experiment. Every limit is
+/// optional (none = unlimited); every AQM parameter defaults to Linux's default (the config
+/// layer writes them all out explicitly).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueConfig {
     /// FIFO that drops an arriving packet that would exceed either limit (none = unlimited).
     /// With an ECN threshold it is also a step marker (DCTCP's "K", RFC 8257 §3.1): see
@@ -27,6 +40,28 @@ pub enum QueueConfig {
         #[serde(default)]
         ecn_threshold_bytes: Option<u64>,
     },
+    /// FIFO that, when an arrival would exceed a limit, drops packets from the *head* until it
+    /// fits (mahimahi `drophead`, Linux `pfifo_head_drop`). Same optional ECN step marking.
+    Drophead {
+        #[serde(default)]
+        packets: Option<u32>,
+        #[serde(default)]
+        bytes: Option<u64>,
+        #[serde(default)]
+        ecn_threshold_packets: Option<u32>,
+        #[serde(default)]
+        ecn_threshold_bytes: Option<u64>,
+    },
+    /// Random Early Detection (Linux `sch_red`); see [`red::RedConfig`].
+    Red(red::RedConfig),
+    /// CoDel (RFC 8289, Linux `sch_codel`); see [`codel::CodelConfig`].
+    Codel(codel::CodelConfig),
+    /// FQ-CoDel (RFC 8290, Linux `sch_fq_codel`); see [`fq_codel::FqCodelConfig`].
+    FqCodel(fq_codel::FqCodelConfig),
+    /// PIE (RFC 8033, Linux `sch_pie`); see [`pie::PieConfig`].
+    Pie(pie::PieConfig),
+    /// FQ-PIE (Linux `sch_fq_pie`); see [`fq_pie::FqPieConfig`].
+    FqPie(fq_pie::FqPieConfig),
 }
 
 impl QueueConfig {
@@ -35,18 +70,35 @@ impl QueueConfig {
         QueueConfig::Droptail { packets, bytes, ecn_threshold_packets: None, ecn_threshold_bytes: None }
     }
 
+    /// Build the discipline with its random numbers from `Rng::new(0, QDISC_STREAM)`; prefer
+    /// [`QueueConfig::build_seeded`] wherever an experiment seed is known.
     pub fn build(&self) -> Box<dyn Qdisc> {
-        match *self {
-            QueueConfig::Droptail { packets, bytes, ecn_threshold_packets, ecn_threshold_bytes } => Box::new(
+        self.build_seeded(0, 0)
+    }
+
+    /// Build the discipline; randomised ones (RED, PIE, FQ-PIE) draw from
+    /// `Rng::new(seed, QDISC_STREAM ^ stream)`, `stream` being the link id.
+    pub fn build_seeded(&self, seed: u64, stream: u64) -> Box<dyn Qdisc> {
+        let rng = Rng::new(seed, QDISC_STREAM ^ stream);
+        match self {
+            &QueueConfig::Droptail { packets, bytes, ecn_threshold_packets, ecn_threshold_bytes } => Box::new(
                 DropTail::new(packets, bytes).with_ecn(ecn_threshold_packets, ecn_threshold_bytes),
             ),
+            &QueueConfig::Drophead { packets, bytes, ecn_threshold_packets, ecn_threshold_bytes } => Box::new(
+                DropTail::drophead(packets, bytes).with_ecn(ecn_threshold_packets, ecn_threshold_bytes),
+            ),
+            QueueConfig::Red(c) => Box::new(red::Red::new(c, rng)),
+            QueueConfig::Codel(c) => Box::new(codel::Codel::new(c)),
+            QueueConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c)),
+            QueueConfig::Pie(c) => Box::new(pie::Pie::new(c, rng)),
+            QueueConfig::FqPie(c) => Box::new(fq_pie::FqPie::new(c, rng)),
         }
     }
 }
 
 /// The interface every queue discipline implements. Drops are reported through `drops`
 /// so that disciplines that drop other packets than the arriving one (drop-head, AQMs at
-/// dequeue) fit the same interface.
+/// dequeue) fit the same interface. `now` never decreases between calls.
 pub trait Qdisc: Send {
     /// Offer a packet at time `now`; dropped packets (possibly this one) are pushed to `drops`.
     fn enqueue(&mut self, now: Nanos, pkt: PktMeta, drops: &mut Vec<PktMeta>);
@@ -54,34 +106,104 @@ pub trait Qdisc: Send {
     fn dequeue(&mut self, now: Nanos, drops: &mut Vec<PktMeta>) -> Option<PktMeta>;
     fn len_packets(&self) -> usize;
     fn len_bytes(&self) -> u64;
-    /// Packets CE-marked by this queue since it was built.
+    /// Packets CE-marked by this queue since it was built (a packet that arrives already CE
+    /// is not counted again).
     fn marks(&self) -> u64 {
         0
     }
+    /// Sojourn time of the packet most recently *dequeued for transmission* (its dequeue time
+    /// minus its enqueue time; packets dropped at dequeue do not count), `None` before the
+    /// first one. This is the delay CoDel controls and what Linux reports as `ldelay`.
+    fn sojourn_ns(&self) -> Option<Nanos> {
+        None
+    }
 }
 
-/// Tail-drop FIFO limited in packets and/or bytes, optionally an ECN step marker.
-pub struct DropTail {
-    buf: VecDeque<PktMeta>,
+/// The codepoint change of a CE mark (Linux `INET_ECN_set_ce`): returns whether the packet is
+/// ECN-capable (then it carries CE and must not be dropped); `marks` counts ECT→CE changes.
+#[inline]
+pub(crate) fn set_ce(pkt: &mut PktMeta, marks: &mut u64) -> bool {
+    if !pkt.is_ect() {
+        return false;
+    }
+    if pkt.ecn != ECN_CE {
+        pkt.ecn = ECN_CE;
+        *marks += 1;
+    }
+    true
+}
+
+/// Would a packet of `size` bytes exceed a limit of a queue holding `len` packets and `bytes`?
+#[inline]
+pub(crate) fn over_limit(packets: Option<u32>, bytes: Option<u64>, len: usize, held: u64, size: u32) -> bool {
+    packets.is_some_and(|l| len as u64 >= l as u64) || bytes.is_some_and(|l| held + size as u64 > l)
+}
+
+/// A FIFO of packets with their enqueue times, counting bytes.
+#[derive(Default)]
+pub(crate) struct Fifo {
+    q: VecDeque<(PktMeta, Nanos)>,
     bytes: u64,
+}
+
+impl Fifo {
+    #[inline]
+    pub fn push(&mut self, pkt: PktMeta, now: Nanos) {
+        self.bytes += pkt.size as u64;
+        self.q.push_back((pkt, now));
+    }
+    #[inline]
+    pub fn pop(&mut self) -> Option<(PktMeta, Nanos)> {
+        let e = self.q.pop_front()?;
+        self.bytes -= e.0.size as u64;
+        Some(e)
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// FIFO limited in packets and/or bytes that drops the arrival (tail drop) or, in drop-head
+/// mode, the oldest packets; optionally an ECN step marker.
+pub struct DropTail {
+    fifo: Fifo,
     limit_packets: Option<u32>,
     limit_bytes: Option<u64>,
+    head_drop: bool,
     mark_packets: Option<u32>,
     mark_bytes: Option<u64>,
     marks: u64,
+    sojourn: Option<Nanos>,
 }
+
+/// The drop-head FIFO is a [`DropTail`] built with [`DropTail::drophead`].
+pub type DropHead = DropTail;
 
 impl DropTail {
     pub fn new(limit_packets: Option<u32>, limit_bytes: Option<u64>) -> Self {
         DropTail {
-            buf: VecDeque::new(),
-            bytes: 0,
+            fifo: Fifo::default(),
             limit_packets,
             limit_bytes,
+            head_drop: false,
             mark_packets: None,
             mark_bytes: None,
             marks: 0,
+            sojourn: None,
         }
+    }
+
+    /// Drop-head FIFO: an arrival that would exceed a limit is admitted and the packets at
+    /// the head are dropped until the queue is within its limits again (mahimahi drops one
+    /// head packet per arrival; with a byte limit one may not be enough). A packet larger
+    /// than the byte limit by itself is dropped on arrival.
+    pub fn drophead(limit_packets: Option<u32>, limit_bytes: Option<u64>) -> Self {
+        DropTail { head_drop: true, ..DropTail::new(limit_packets, limit_bytes) }
     }
 
     /// Step marking on arrival (the DCTCP switch rule, RFC 8257 §3.1, and Linux `red` with
@@ -97,43 +219,49 @@ impl DropTail {
 }
 
 impl Qdisc for DropTail {
-    fn enqueue(&mut self, _now: Nanos, mut pkt: PktMeta, drops: &mut Vec<PktMeta>) {
-        let over_packets = self.limit_packets.is_some_and(|l| self.buf.len() as u64 >= l as u64);
-        let over_bytes = self.limit_bytes.is_some_and(|l| self.bytes + pkt.size as u64 > l);
-        if over_packets || over_bytes {
-            drops.push(pkt);
-        } else {
-            if pkt.is_ect() {
-                let mark = self.mark_packets.is_some_and(|k| self.buf.len() as u64 >= k as u64)
-                    || self.mark_bytes.is_some_and(|k| self.bytes >= k);
-                if mark {
-                    if pkt.ecn != ECN_CE {
-                        self.marks += 1;
-                    }
-                    pkt.ecn = ECN_CE;
+    fn enqueue(&mut self, now: Nanos, mut pkt: PktMeta, drops: &mut Vec<PktMeta>) {
+        if over_limit(self.limit_packets, self.limit_bytes, self.fifo.len(), self.fifo.bytes(), pkt.size) {
+            if !self.head_drop || self.limit_bytes.is_some_and(|l| pkt.size as u64 > l) || self.limit_packets == Some(0) {
+                drops.push(pkt);
+                return;
+            }
+            while over_limit(self.limit_packets, self.limit_bytes, self.fifo.len(), self.fifo.bytes(), pkt.size) {
+                match self.fifo.pop() {
+                    Some((d, _)) => drops.push(d),
+                    None => break,
                 }
             }
-            self.bytes += pkt.size as u64;
-            self.buf.push_back(pkt);
         }
+        if pkt.is_ect() {
+            let mark = self.mark_packets.is_some_and(|k| self.fifo.len() as u64 >= k as u64)
+                || self.mark_bytes.is_some_and(|k| self.fifo.bytes() >= k);
+            if mark {
+                set_ce(&mut pkt, &mut self.marks);
+            }
+        }
+        self.fifo.push(pkt, now);
     }
 
-    fn dequeue(&mut self, _now: Nanos, _drops: &mut Vec<PktMeta>) -> Option<PktMeta> {
-        let p = self.buf.pop_front()?;
-        self.bytes -= p.size as u64;
+    fn dequeue(&mut self, now: Nanos, _drops: &mut Vec<PktMeta>) -> Option<PktMeta> {
+        let (p, t) = self.fifo.pop()?;
+        self.sojourn = Some(now - t);
         Some(p)
     }
 
     fn len_packets(&self) -> usize {
-        self.buf.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 
     fn marks(&self) -> u64 {
         self.marks
+    }
+
+    fn sojourn_ns(&self) -> Option<Nanos> {
+        self.sojourn
     }
 }
 
@@ -210,6 +338,30 @@ mod tests {
             q.enqueue(0, ect(i, 100), &mut drops);
         }
         assert_eq!(q.marks(), 0);
+    }
+
+    #[test]
+    fn drophead_drops_the_oldest_packets_and_keeps_the_arrival() {
+        let mut q = QueueConfig::Drophead { packets: Some(3), bytes: None, ecn_threshold_packets: None, ecn_threshold_bytes: None }
+            .build();
+        let mut drops = vec![];
+        for i in 0..5 {
+            q.enqueue(i as u64, p(i, 100), &mut drops);
+        }
+        assert_eq!(drops.iter().map(|d| d.id).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(q.dequeue(10, &mut drops).unwrap().id, 2);
+        assert_eq!(q.sojourn_ns(), Some(8)); // enqueued at 2, dequeued at 10
+        // Byte limit: a 1500-byte arrival into 2000 bytes of 1000-byte packets pushes out
+        // both (one would leave 2500 > 2000); a packet larger than the limit is dropped itself.
+        let mut q = DropTail::drophead(None, Some(2000));
+        let mut drops = vec![];
+        q.enqueue(0, p(0, 1000), &mut drops);
+        q.enqueue(0, p(1, 1000), &mut drops);
+        q.enqueue(0, p(2, 1500), &mut drops);
+        assert_eq!(drops.iter().map(|d| d.id).collect::<Vec<_>>(), vec![0, 1]);
+        q.enqueue(0, p(3, 2001), &mut drops);
+        assert_eq!(drops.last().unwrap().id, 3);
+        assert_eq!((q.len_packets(), q.len_bytes()), (1, 1500));
     }
 
     #[test]
