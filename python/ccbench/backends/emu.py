@@ -40,6 +40,7 @@ PREFIX = "ccb-"
 RUN_RE = re.compile(r"^ccb-[0-9a-f]{6}$")
 NS_RE = re.compile(r"^ccb-[0-9a-f]{6}-")
 TUN_NAME = "ccbtun"
+DROP_REASONS = ("none", "queue", "loss")
 PORT_BASE = 10000
 NET = "10.77"                # every address lives inside our namespaces only
 BIN_ENV = "CCBENCH_EMU_BIN"  # directory holding ccbench-emu and ccbench-agent
@@ -560,6 +561,8 @@ def _read_table(d: Path, name: str, manifest: list) -> pl.DataFrame:
         if dt == "i64":
             s = s.to_frame().select(pl.when(pl.col(col) == np.iinfo(np.int64).min).then(None)
                                     .otherwise(pl.col(col)).alias(col)).to_series()
+        if col == "drop_reason":  # codes of the simulator's DROP_REASONS categories
+            s = pl.Series(col, np.asarray(DROP_REASONS, dtype=object)[arr].astype(str), dtype=pl.String)
         if col == "drop_link":
             s = s.to_frame().select(pl.when(pl.col(col) < 0).then(None).otherwise(pl.col(col))
                                     .alias(col)).to_series()

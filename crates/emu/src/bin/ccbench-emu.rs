@@ -23,6 +23,7 @@ use emu::clock::{self, mono_ns};
 use emu::columns::{write_table, Col, NULL_I64};
 use emu::packet::{self, SeqUnwrap, PROTO_TCP, TCP_ACK, TCP_SYN};
 use emu::runtime::{parse_addr, Runtime};
+use netmodel::link::DropReason;
 use netmodel::{Link, Nanos, PktMeta};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -83,6 +84,8 @@ struct Records {
     p_intended: Vec<i64>,
     p_drop_link: Vec<i32>,
     p_drop: Vec<i64>,
+    /// 0 none, 1 queue, 2 loss (the simulator's DROP_REASONS)
+    p_drop_reason: Vec<u8>,
     // queues table
     q_time: Vec<i64>,
     q_link: Vec<u32>,
@@ -91,6 +94,9 @@ struct Records {
     q_drops: Vec<u64>,
     q_dropped_bytes: Vec<u64>,
     q_tx_bytes: Vec<u64>,
+    q_loss_drops: Vec<u64>,
+    q_marks: Vec<u64>,
+    q_sojourn_us: Vec<f64>,
     // release error of every released packet (data and ACKs), ns
     release_err: Vec<u32>,
     r_flow: Vec<u32>,
@@ -135,7 +141,7 @@ struct Engine {
     rec: Records,
     n: Counters,
     record_release: bool,
-    drop_buf: Vec<PktMeta>,
+    drop_buf: Vec<(PktMeta, DropReason)>,
 }
 
 impl Engine {
@@ -213,23 +219,30 @@ impl Engine {
             r.q_drops.push(l.stats.dropped_pkts);
             r.q_dropped_bytes.push(l.stats.dropped_bytes);
             r.q_tx_bytes.push(l.stats.tx_bytes);
+            r.q_loss_drops.push(l.stats.lost_pkts);
+            r.q_marks.push(l.queue_marks());
+            r.q_sojourn_us.push(l.queue_sojourn_ns().map_or(f64::NAN, |s| s as f64 / 1000.0));
         }
     }
 
     fn collect_drops(&mut self, l: usize, t: u64) {
         let mut tmp = std::mem::take(&mut self.drop_buf);
-        tmp.extend(self.links[l].take_drops());
-        for p in tmp.drain(..) {
-            self.drop_packet(p, l, t);
+        tmp.extend(self.links[l].take_drops_with_reason());
+        for (p, why) in tmp.drain(..) {
+            self.drop_packet(p, l, t, why);
         }
         self.drop_buf = tmp;
     }
 
-    fn drop_packet(&mut self, p: PktMeta, l: usize, t: u64) {
+    fn drop_packet(&mut self, p: PktMeta, l: usize, t: u64, why: DropReason) {
         let s = &self.slots[p.id as usize];
         if s.rec != NO_REC {
             self.rec.p_drop_link[s.rec as usize] = l as i32;
             self.rec.p_drop[s.rec as usize] = t as i64;
+            self.rec.p_drop_reason[s.rec as usize] = match why {
+                DropReason::Queue => 1,
+                DropReason::Loss => 2,
+            };
         }
         self.n.model_drops += 1;
         self.in_net -= 1;
@@ -361,6 +374,7 @@ impl Engine {
                     r.p_intended.push(NULL_I64);
                     r.p_drop_link.push(-1);
                     r.p_drop.push(NULL_I64);
+                    r.p_drop_reason.push(0);
                 }
             }
         }
@@ -596,6 +610,7 @@ fn main() {
         ("intended_ns", Col::I64(r.p_intended)),
         ("drop_link", Col::I32(r.p_drop_link)),
         ("drop_ns", Col::I64(r.p_drop)),
+        ("drop_reason", Col::U8(r.p_drop_reason)),
     ]);
     w(&mut manifest, "queues", &[
         ("time_ns", Col::I64(r.q_time)),
@@ -605,6 +620,9 @@ fn main() {
         ("drops", Col::U64(r.q_drops)),
         ("dropped_bytes", Col::U64(r.q_dropped_bytes)),
         ("tx_bytes", Col::U64(r.q_tx_bytes)),
+        ("loss_drops", Col::U64(r.q_loss_drops)),
+        ("marks", Col::U64(r.q_marks)),
+        ("sojourn_us", Col::F64(r.q_sojourn_us)),
     ]);
     w(&mut manifest, "release", &[
         ("flow", Col::U32(r.r_flow)),
