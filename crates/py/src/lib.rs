@@ -78,10 +78,15 @@ fn schemes(py: Python<'_>) -> PyResult<PyObject> {
     let list: Vec<serde_json::Value> = sim::cc::schemes()
         .iter()
         .map(|s| {
+            // Flags a scheme's constructor sets (Linux TCP_CONG_NEEDS_ECN; ccbench's non-SACK
+            // NewReno), read from a default instance so the registry stays their only source.
+            let inst = sim::cc::make(s.name, &serde_json::Value::Null).ok();
             serde_json::json!({
                 "name": s.name,
                 "description": s.description,
                 "source": s.source,
+                "needs_ecn": inst.as_ref().is_some_and(|c| c.needs_ecn()),
+                "non_sack_recovery": inst.as_ref().is_some_and(|c| c.needs_non_sack_recovery()),
                 "params": s.params.iter().map(|p| serde_json::json!({
                     "name": p.name, "default": p.default, "doc": p.doc,
                 })).collect::<Vec<_>>(),
