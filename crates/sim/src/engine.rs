@@ -9,6 +9,12 @@
 //! Packets live in a slab and move through the network as 12-byte handles
 //! ([`netmodel::PktMeta`]); their TCP headers stay in the slab. In steady state nothing is
 //! allocated per packet or per event.
+//!
+//! Endpoints are *connections*: one per resolved flow (same id), plus one per short-flow
+//! arrival (ids after the resolved flows), created when it arrives and freed when all its
+//! bytes are acknowledged. A connection's packets carry its id in [`PktMeta::flow`] (routing,
+//! per-flow queues) and are recorded under its resolved flow (for an arrival, its group's
+//! template flow); per-connection FCTs go to the `conns` table.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -16,16 +22,22 @@ use std::collections::BinaryHeap;
 use netmodel::{DropReason, Link, PktMeta};
 
 use crate::cc;
-use crate::experiment::Experiment;
-use crate::output::{Output, RunStats};
+use crate::experiment::{Experiment, FlowConfig, UDP_SCHEME};
+use crate::output::{Col, Output, RunStats, Table, NULL_I64};
 use crate::record::Recorder;
-use crate::tcp::{AckSeg, DataSeg, TcpReceiver, TcpSender};
+use crate::tcp::{AckSeg, DataSeg, TcpConfig, TcpReceiver, TcpSender};
+use crate::workload::{AppAction, AppModel, Arrivals};
 
 #[derive(Clone, Copy)]
 enum Seg {
     Data(DataSeg),
     Ack(AckSeg),
+    /// A UDP datagram (payload offset of its first byte).
+    Udp(u64),
 }
+
+/// IPv4 (20) + UDP (8) header bytes of a datagram.
+pub const UDP_HDR_BYTES: u32 = 28;
 
 /// Link handles ([`PktMeta::id`]) carry the routing state, so forwarding never touches the
 /// slab: slab index in the low 24 bits, hop (index into the route) in the next 7, and the
@@ -85,17 +97,35 @@ enum Kind {
     Start = 3,
     Stop = 4,
     Sample = 5,
+    /// The application of a connection acts (writes, pauses).
+    App = 6,
+    /// The next short flow of an arrival group (index: its template flow).
+    Arrival = 7,
 }
 
 type Ev = Reverse<(u64, u64, u8, u32)>;
 
-struct FlowState {
-    sender: TcpSender,
-    receiver: TcpReceiver,
+enum Endpoint {
+    Tcp { sender: TcpSender, receiver: TcpReceiver },
+    /// Constant-bit-rate UDP source: datagrams of `size` IP bytes from the app model.
+    Udp { next_seq: u64, delivered_payload: u64 },
+}
+
+struct Conn {
+    ep: Endpoint,
     active: bool,
-    started: bool,
+    app: Option<AppModel>,
+}
+
+/// One short-flow arrival: a `conns` table row.
+struct ConnLog {
+    conn: u32,
+    flow: u32,
+    size: u64,
     start_ns: u64,
-    app_bytes: u64,
+    completed_ns: Option<u64>,
+    acked: u64,
+    retrans: u64,
 }
 
 pub struct Sim {
@@ -104,14 +134,25 @@ pub struct Sim {
     sample_ns: u64,
     links: Vec<Link>,
     bottlenecks: Vec<u32>,
-    flows: Vec<FlowState>,
-    /// Per flow: (data route, ACK route) as link ids; kept apart from the bulky flow state
-    /// so that forwarding reads one small, hot array.
+    seed: u64,
+    /// The resolved flows (templates of their connections).
+    cfgs: Vec<FlowConfig>,
+    tcp: TcpConfig,
+    /// Connections by id; `None` once a short flow is freed (or for an arrival template).
+    conns: Vec<Option<Box<Conn>>>,
+    /// Per connection: its resolved flow (route and recorder row); kept apart from the
+    /// bulky connection state so that forwarding reads small, hot arrays.
+    conn_flow: Vec<u32>,
+    /// Per resolved flow: (data route, ACK route) as link ids.
     routes: Vec<(Box<[u32]>, Box<[u32]>)>,
+    /// Per resolved flow: its arrival process (arrival groups only).
+    arrivals: Vec<Option<Arrivals>>,
+    /// Short flows, in arrival order (connection `n_flows + i` is `conn_log[i]`).
+    conn_log: Vec<ConnLog>,
     pkts: Slab,
     heap: BinaryHeap<Ev>,
     seq: u64,
-    /// Live wake-up time per target: links, then senders, then receivers.
+    /// Live wake-up time per target: links, then (sender, receiver) per connection.
     sched: Vec<u64>,
     rec: Recorder,
     stats: RunStats,
@@ -129,30 +170,43 @@ impl Sim {
         }
         let mut tcp = exp.tcp.clone();
         tcp.mss = exp.mss;
-        let mut flows = Vec::with_capacity(exp.flows.len());
+        let mut conns = Vec::with_capacity(exp.flows.len());
         for f in &exp.flows {
-            let cc = cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, exp.seed, f.id as u64))
-                .map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))?;
-            let ftcp = crate::tcp::flow_tcp_config(&tcp, f.tcp.as_ref(), f.ecn, exp.mss, cc.as_ref());
-            flows.push(FlowState {
-                sender: TcpSender::new(&ftcp, cc, f.bytes),
-                receiver: TcpReceiver::new(&ftcp),
-                active: false,
-                started: false,
-                start_ns: f.start_ns,
-                app_bytes: 0,
-            });
+            let conn = if f.arrivals.is_some() {
+                // Checked here so a bad scheme fails before the run, not at the first arrival.
+                cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, exp.seed, f.id as u64))
+                    .map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))?;
+                None
+            } else {
+                let app = (f.app_rate_bps.is_some() || f.onoff.is_some()).then(|| {
+                    let chunk = if f.scheme == UDP_SCHEME { (exp.mss + crate::tcp::HDR_BYTES) as u64 } else { exp.mss as u64 };
+                    AppModel::new(f.app_rate_bps, f.onoff, chunk)
+                });
+                let ep = if f.scheme == UDP_SCHEME {
+                    Endpoint::Udp { next_seq: 0, delivered_payload: 0 }
+                } else {
+                    Self::tcp_endpoint(&tcp, f, exp.seed, f.id, exp.mss, if app.is_some() { None } else { Some(f.bytes) })?
+                };
+                Some(Box::new(Conn { ep, active: false, app }))
+            };
+            conns.push(conn);
         }
         let n_links = exp.links.len();
-        let n_flows = flows.len();
+        let n_flows = conns.len();
         let mut sim = Sim {
             now: 0,
             end: exp.duration_ns,
             sample_ns: exp.sample_interval_ns,
             links: exp.links.iter().map(|l| Link::with_seed(l, exp.seed)).collect(),
             bottlenecks: exp.bottleneck_links.clone(),
-            flows,
+            seed: exp.seed,
+            cfgs: exp.flows.clone(),
+            tcp,
+            conns,
+            conn_flow: (0..n_flows as u32).collect(),
             routes: exp.flows.iter().map(|f| (f.path.clone().into(), f.rev_path.clone().into())).collect(),
+            arrivals: exp.flows.iter().map(|f| f.arrivals.as_ref().map(|a| Arrivals::new(a, exp.seed, f.id))).collect(),
+            conn_log: Vec::new(),
             pkts: Slab { items: Vec::new(), free: Vec::new() },
             heap: BinaryHeap::new(),
             seq: 0,
@@ -177,6 +231,21 @@ impl Sim {
         Ok(sim)
     }
 
+    /// A TCP sender/receiver pair for resolved flow `f` as connection `conn`: `bytes` =
+    /// `Some(n)` a finite or bulk (`None`) flow, `None` = driven by an application model.
+    fn tcp_endpoint(tcp: &TcpConfig, f: &FlowConfig, seed: u64, conn: u32, mss: u32,
+                    bytes: Option<Option<u64>>) -> Result<Endpoint, String> {
+        let cc = cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, seed, conn as u64))
+            .map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))?;
+        let ftcp = crate::tcp::flow_tcp_config(tcp, f.tcp.as_ref(), f.ecn, mss, cc.as_ref());
+        let receiver = TcpReceiver::new(&ftcp);
+        let sender = match bytes {
+            Some(b) => TcpSender::new(&ftcp, cc, b),
+            None => TcpSender::new_app_driven(&ftcp, cc),
+        };
+        Ok(Endpoint::Tcp { sender, receiver })
+    }
+
     pub fn now(&self) -> u64 {
         self.now
     }
@@ -193,11 +262,10 @@ impl Sim {
 
     fn target(&self, kind: Kind, idx: u32) -> usize {
         let nl = self.links.len();
-        let nf = self.flows.len();
         match kind {
             Kind::Link => idx as usize,
-            Kind::Sender => nl + idx as usize,
-            Kind::Receiver => nl + nf + idx as usize,
+            Kind::Sender => nl + 2 * idx as usize,
+            Kind::Receiver => nl + 2 * idx as usize + 1,
             _ => unreachable!(),
         }
     }
@@ -228,7 +296,9 @@ impl Sim {
                 2 => Kind::Receiver,
                 3 => Kind::Start,
                 4 => Kind::Stop,
-                _ => Kind::Sample,
+                5 => Kind::Sample,
+                6 => Kind::App,
+                _ => Kind::Arrival,
             };
             match kind {
                 Kind::Link | Kind::Sender | Kind::Receiver => {
@@ -248,6 +318,8 @@ impl Sim {
                 Kind::Start => self.on_start(idx),
                 Kind::Stop => self.on_stop(idx),
                 Kind::Sample => self.on_sample(),
+                Kind::App => self.on_app(idx),
+                Kind::Arrival => self.on_arrival(idx),
             }
         }
         self.now = self.now.max(until);
@@ -272,11 +344,14 @@ impl Sim {
         for i in 0..self.drop_scratch.len() {
             let (m, why) = self.drop_scratch[i];
             let p = self.pkts.remove(m.id & IDX_MASK);
-            if let Seg::Data(d) = p.seg {
-                if !d.syn {
-                    self.data_in_net -= 1;
-                    self.rec.dropped(self.now, p.flow, p.size, l, p.rec, why == DropReason::Loss);
-                }
+            let data = match p.seg {
+                Seg::Data(d) => !d.syn,
+                Seg::Udp(_) => true,
+                Seg::Ack(_) => false,
+            };
+            if data {
+                self.data_in_net -= 1;
+                self.rec.dropped(self.now, p.flow, p.size, l, p.rec, why == DropReason::Loss);
             }
         }
         self.drop_scratch.clear();
@@ -292,9 +367,9 @@ impl Sim {
 
     /// A packet reached the far end of its current link: next hop or its destination host.
     fn forward(&mut self, meta: PktMeta) {
-        let flow = meta.flow as usize;
+        let conn = meta.flow;
         let hop = ((meta.id & HOP_MASK) >> HOP_SHIFT) + 1;
-        let route = &self.routes[flow];
+        let route = &self.routes[self.conn_flow[conn as usize] as usize];
         let path = if meta.id & ACK_BIT != 0 { &route.1 } else { &route.0 };
         if (hop as usize) < path.len() {
             let l = path[hop as usize];
@@ -303,28 +378,62 @@ impl Sim {
             return;
         }
         let p = self.pkts.remove(meta.id & IDX_MASK);
+        let now = self.now;
         match p.seg {
             Seg::Data(mut seg) => {
                 seg.ce = meta.ecn == netmodel::ECN_CE; // a queue on the way may have marked it
                 if !seg.syn {
                     self.data_in_net -= 1;
-                    self.rec.delivered(self.now, p.flow, p.size, p.sent_ns, p.rec);
+                    self.rec.delivered(now, p.flow, p.size, p.sent_ns, p.rec);
                 }
-                self.flows[flow].receiver.on_data(self.now, &seg);
-                self.flush_receiver(p.flow);
+                // A freed short flow's late duplicates are counted as delivered and dropped.
+                if let Some(Endpoint::Tcp { receiver, .. }) = self.conns[conn as usize].as_deref_mut().map(|c| &mut c.ep) {
+                    receiver.on_data(now, &seg);
+                    self.flush_receiver(conn);
+                }
             }
             Seg::Ack(ack) => {
-                if self.flows[flow].active {
-                    self.flows[flow].sender.on_ack(self.now, &ack);
-                    self.flush_sender(p.flow);
+                let Some(c) = self.conns[conn as usize].as_deref_mut() else { return };
+                if let (true, Endpoint::Tcp { sender, .. }) = (c.active, &mut c.ep) {
+                    sender.on_ack(now, &ack);
+                    let done = sender.completed_at().is_some();
+                    self.flush_sender(conn);
+                    if done && conn as usize >= self.cfgs.len() {
+                        self.free_short_flow(conn);
+                    }
+                }
+            }
+            Seg::Udp(_) => {
+                self.data_in_net -= 1;
+                self.rec.delivered(now, p.flow, p.size, p.sent_ns, p.rec);
+                if let Some(Endpoint::Udp { delivered_payload, .. }) = self.conns[conn as usize].as_deref_mut().map(|c| &mut c.ep) {
+                    *delivered_payload += (p.size - UDP_HDR_BYTES) as u64;
                 }
             }
         }
     }
 
-    fn flush_sender(&mut self, f: u32) {
+    fn sender_of(&mut self, c: u32) -> Option<&mut TcpSender> {
+        match self.conns[c as usize].as_deref_mut().map(|c| &mut c.ep) {
+            Some(Endpoint::Tcp { sender, .. }) => Some(sender),
+            _ => None,
+        }
+    }
+
+    fn receiver_of(&mut self, c: u32) -> Option<&mut TcpReceiver> {
+        match self.conns[c as usize].as_deref_mut().map(|c| &mut c.ep) {
+            Some(Endpoint::Tcp { receiver, .. }) => Some(receiver),
+            _ => None,
+        }
+    }
+
+    fn flush_sender(&mut self, c: u32) {
         let now = self.now;
-        while let Some(seg) = self.flows[f as usize].sender.poll_transmit(now) {
+        let f = self.conn_flow[c as usize];
+        let first = self.routes[f as usize].0[0];
+        loop {
+            let Some(sender) = self.sender_of(c) else { return };
+            let Some(seg) = sender.poll_transmit(now) else { break };
             let size = seg.ip_bytes();
             let rec = if seg.syn {
                 u32::MAX
@@ -332,74 +441,172 @@ impl Sim {
                 self.data_in_net += 1;
                 self.rec.sent(now, f, seg.seq, size, seg.retrans)
             };
-            let first = self.routes[f as usize].0[0];
             let ecn = if seg.ect { netmodel::ECN_ECT0 } else { netmodel::ECN_NOT_ECT };
             let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec, size, seg: Seg::Data(seg) });
             self.stats.packets += 1;
-            self.enqueue(first, PktMeta { id, size, flow: f, ecn });
+            self.enqueue(first, PktMeta { id, size, flow: c, ecn });
         }
-        let t = self.flows[f as usize].sender.next_timer();
-        self.wake(Kind::Sender, f, t);
+        let t = self.sender_of(c).and_then(|s| s.next_timer());
+        self.wake(Kind::Sender, c, t);
     }
 
-    fn flush_receiver(&mut self, f: u32) {
+    fn flush_receiver(&mut self, c: u32) {
         let now = self.now;
-        while let Some(ack) = self.flows[f as usize].receiver.poll_ack(now) {
+        let f = self.conn_flow[c as usize];
+        let first = self.routes[f as usize].1[0];
+        loop {
+            let Some(receiver) = self.receiver_of(c) else { return };
+            let Some(ack) = receiver.poll_ack(now) else { break };
             let size = ack.ip_bytes();
-            let first = self.routes[f as usize].1[0];
             let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec: u32::MAX, size, seg: Seg::Ack(ack) }) | ACK_BIT;
             self.stats.packets += 1;
-            self.enqueue(first, PktMeta { id, size, flow: f, ecn: netmodel::ECN_NOT_ECT });
+            self.enqueue(first, PktMeta { id, size, flow: c, ecn: netmodel::ECN_NOT_ECT });
         }
-        let t = self.flows[f as usize].receiver.next_timer();
-        self.wake(Kind::Receiver, f, t);
+        let t = self.receiver_of(c).and_then(|r| r.next_timer());
+        self.wake(Kind::Receiver, c, t);
     }
 
-    fn on_sender_timer(&mut self, f: u32) {
-        let fs = &mut self.flows[f as usize];
-        if !fs.active {
-            return;
-        }
-        if fs.sender.next_timer().is_some_and(|t| t <= self.now) {
-            fs.sender.on_timer(self.now);
-        }
-        self.flush_sender(f);
+    /// Send one UDP datagram of `size` IP bytes on connection `c`.
+    fn send_udp(&mut self, c: u32, size: u32) {
+        let now = self.now;
+        let f = self.conn_flow[c as usize];
+        let Some(Endpoint::Udp { next_seq, .. }) = self.conns[c as usize].as_deref_mut().map(|c| &mut c.ep) else { return };
+        let seq = *next_seq;
+        *next_seq += (size - UDP_HDR_BYTES) as u64;
+        self.data_in_net += 1;
+        let rec = self.rec.sent(now, f, seq, size, false);
+        let first = self.routes[f as usize].0[0];
+        let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec, size, seg: Seg::Udp(seq) });
+        self.stats.packets += 1;
+        self.enqueue(first, PktMeta { id, size, flow: c, ecn: netmodel::ECN_NOT_ECT });
     }
 
-    fn on_receiver_timer(&mut self, f: u32) {
-        let fs = &mut self.flows[f as usize];
-        if fs.receiver.next_timer().is_some_and(|t| t <= self.now) {
-            fs.receiver.on_timer(self.now);
+    fn on_sender_timer(&mut self, c: u32) {
+        let now = self.now;
+        let Some(conn) = self.conns[c as usize].as_deref_mut() else { return };
+        let (true, Endpoint::Tcp { sender, .. }) = (conn.active, &mut conn.ep) else { return };
+        if sender.next_timer().is_some_and(|t| t <= now) {
+            sender.on_timer(now);
         }
-        self.flush_receiver(f);
+        self.flush_sender(c);
+    }
+
+    fn on_receiver_timer(&mut self, c: u32) {
+        let now = self.now;
+        let Some(receiver) = self.receiver_of(c) else { return };
+        if receiver.next_timer().is_some_and(|t| t <= now) {
+            receiver.on_timer(now);
+        }
+        self.flush_receiver(c);
     }
 
     fn on_start(&mut self, f: u32) {
-        let fs = &mut self.flows[f as usize];
-        fs.active = true;
-        fs.started = true;
-        fs.sender.open(self.now);
+        let now = self.now;
+        if let Some(arr) = self.arrivals[f as usize].as_mut() {
+            let t = now + arr.next_gap();
+            if t < self.end {
+                self.push(t, Kind::Arrival, f);
+            }
+            return;
+        }
+        let Some(conn) = self.conns[f as usize].as_deref_mut() else { return };
+        conn.active = true;
+        let has_app = conn.app.is_some();
+        if let Endpoint::Tcp { sender, .. } = &mut conn.ep {
+            sender.open(now);
+        }
         self.flush_sender(f);
+        if has_app {
+            self.on_app(f);
+        }
+    }
+
+    /// The application of connection `c` acts now (see [`AppModel::step`]).
+    fn on_app(&mut self, c: u32) {
+        let now = self.now;
+        let Some(conn) = self.conns[c as usize].as_deref_mut() else { return };
+        if !conn.active {
+            return;
+        }
+        let Some(app) = conn.app.as_mut() else { return };
+        let (act, next) = app.step(now);
+        match (&mut conn.ep, act) {
+            (Endpoint::Tcp { sender, .. }, AppAction::Write(n)) => {
+                sender.app_write(now, n);
+                self.flush_sender(c);
+            }
+            (Endpoint::Tcp { sender, .. }, AppAction::Pause) => sender.app_pause(now),
+            (Endpoint::Udp { .. }, AppAction::Write(n)) => self.send_udp(c, n.min(u32::MAX as u64) as u32),
+            _ => {}
+        }
+        let stop = self.cfgs[self.conn_flow[c as usize] as usize].stop_ns.unwrap_or(u64::MAX);
+        if let Some(t) = next.filter(|&t| t < self.end.min(stop)) {
+            self.push(t, Kind::App, c);
+        }
+    }
+
+    /// A short flow of template flow `f` arrives: a new connection with a size drawn from
+    /// the group's distribution, over the template's hosts and route.
+    fn on_arrival(&mut self, f: u32) {
+        let now = self.now;
+        let Some(arr) = self.arrivals[f as usize].as_mut() else { return };
+        let size = arr.next_size();
+        let next = now + arr.next_gap();
+        let cfg = &self.cfgs[f as usize];
+        if next < self.end.min(cfg.stop_ns.unwrap_or(u64::MAX)) {
+            self.push(next, Kind::Arrival, f);
+        }
+        let c = self.conns.len() as u32;
+        let ep = Self::tcp_endpoint(&self.tcp, cfg, self.seed, c, self.tcp.mss, Some(Some(size)))
+            .expect("scheme checked at construction");
+        self.conns.push(Some(Box::new(Conn { ep, active: true, app: None })));
+        self.conn_flow.push(f);
+        self.sched.extend([u64::MAX, u64::MAX]);
+        self.conn_log.push(ConnLog { conn: c, flow: f, size, start_ns: now, completed_ns: None, acked: 0, retrans: 0 });
+        if let Some(s) = self.sender_of(c) {
+            s.open(now);
+        }
+        self.flush_sender(c);
+    }
+
+    /// A short flow completed: log it and free its state. Its packets still in the network
+    /// (late duplicates, ACKs) are dropped on arrival; its timers are cancelled.
+    fn free_short_flow(&mut self, c: u32) {
+        let Some(conn) = self.conns[c as usize].take() else { return };
+        if let Endpoint::Tcp { sender, .. } = &conn.ep {
+            let log = &mut self.conn_log[c as usize - self.cfgs.len()];
+            log.completed_ns = sender.completed_at();
+            let s = sender.sample(self.now);
+            log.acked = s.bytes_acked;
+            log.retrans = s.retrans;
+        }
+        let tg = self.target(Kind::Sender, c);
+        self.sched[tg] = u64::MAX;
+        self.sched[tg + 1] = u64::MAX;
     }
 
     /// The application is killed at its stop time (as CoCo-Beholder kills its flows): the
     /// sender sends nothing more; packets already in the network still arrive and are ACKed.
+    /// For an arrival group, no more flows arrive; flows already open run to completion.
     fn on_stop(&mut self, f: u32) {
-        self.flows[f as usize].active = false;
+        if self.arrivals[f as usize].take().is_some() {
+            return;
+        }
+        if let Some(c) = self.conns[f as usize].as_deref_mut() {
+            c.active = false;
+        }
         let tg = self.target(Kind::Sender, f);
         self.sched[tg] = u64::MAX;
     }
 
     fn on_sample(&mut self) {
         let now = self.now;
-        for f in 0..self.flows.len() {
-            let fs = &self.flows[f];
-            if !fs.active {
-                continue;
-            }
-            let s = fs.sender.sample(now);
+        for f in 0..self.cfgs.len() {
+            let Some(conn) = self.conns[f].as_deref() else { continue };
+            let (true, Endpoint::Tcp { sender, .. }) = (conn.active, &conn.ep) else { continue };
+            let s = sender.sample(now);
             self.cc_scratch.clear();
-            fs.sender.cc_sample(&mut self.cc_scratch);
+            sender.cc_sample(&mut self.cc_scratch);
             self.rec.flow_sample(now, f as u32, &s, &self.cc_scratch);
         }
         for l in 0..self.links.len() {
@@ -417,6 +624,8 @@ impl Sim {
                 l.stats.dropped_bytes,
                 l.stats.tx_bytes,
                 l.stats.lost_pkts,
+                l.queue_marks(),
+                l.queue_sojourn_ns(),
             );
         }
         let next = now + self.sample_ns;
@@ -445,15 +654,49 @@ impl Sim {
             .collect();
         stats.random_losses = self.links.iter().map(|l| l.stats.lost_pkts).collect();
         debug_assert!(self.pkts.live() as u64 >= self.data_in_net);
-        let start: Vec<u64> = self.flows.iter().map(|f| f.start_ns).collect();
-        let completed: Vec<Option<u64>> = self.flows.iter().map(|f| f.sender.completed_at()).collect();
-        for f in self.flows.iter_mut() {
-            f.app_bytes = f.sender.sample(self.end).bytes_acked;
+        let n = self.cfgs.len();
+        // Short flows still open at the end.
+        for i in 0..self.conn_log.len() {
+            if let Some(Endpoint::Tcp { sender, .. }) = self.conns[n + i].as_deref().map(|c| &c.ep) {
+                let s = sender.sample(end);
+                self.conn_log[i].acked = s.bytes_acked;
+                self.conn_log[i].retrans = s.retrans;
+            }
         }
-        let app: Vec<u64> = self.flows.iter().map(|f| f.app_bytes).collect();
-        let tables = self.rec.finish(&start, &completed, &app);
+        let start: Vec<u64> = self.cfgs.iter().map(|f| f.start_ns).collect();
+        let mut completed = vec![None; n];
+        let mut app = vec![0u64; n];
+        for f in 0..n {
+            match self.conns[f].as_deref().map(|c| &c.ep) {
+                Some(Endpoint::Tcp { sender, .. }) => {
+                    completed[f] = sender.completed_at();
+                    app[f] = sender.sample(end).bytes_acked;
+                }
+                Some(Endpoint::Udp { delivered_payload, .. }) => app[f] = *delivered_payload,
+                None => {}
+            }
+        }
+        for l in &self.conn_log {
+            app[l.flow as usize] += l.acked;
+        }
+        let mut tables = self.rec.finish(&start, &completed, &app);
+        if self.cfgs.iter().any(|f| f.arrivals.is_some()) {
+            tables.push(conns_table(&self.conn_log));
+        }
         Output { tables, stats }
     }
+}
+
+/// `conns`: one row per short-flow arrival.
+fn conns_table(log: &[ConnLog]) -> Table {
+    Table::new("conns")
+        .col("conn", Col::U32(log.iter().map(|l| l.conn).collect()))
+        .col("flow", Col::U32(log.iter().map(|l| l.flow).collect()))
+        .col("size_bytes", Col::U64(log.iter().map(|l| l.size).collect()))
+        .col("start_ns", Col::I64(log.iter().map(|l| l.start_ns as i64).collect()))
+        .col("completed_ns", Col::I64(log.iter().map(|l| l.completed_ns.map_or(NULL_I64, |t| t as i64)).collect()))
+        .col("acked_bytes", Col::U64(log.iter().map(|l| l.acked).collect()))
+        .col("retrans_pkts", Col::U64(log.iter().map(|l| l.retrans).collect()))
 }
 
 /// Convenience: run a resolved experiment given as JSON to completion.

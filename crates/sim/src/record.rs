@@ -77,6 +77,8 @@ pub struct Recorder {
     q_drops: Vec<u64>,
     q_dropped_bytes: Vec<u64>,
     q_loss_drops: Vec<u64>,
+    q_marks: Vec<u64>,
+    q_sojourn_us: Vec<f64>,
     q_tx_bytes: Vec<u64>,
 }
 
@@ -126,6 +128,8 @@ impl Recorder {
             q_drops: vec![],
             q_dropped_bytes: vec![],
             q_loss_drops: vec![],
+            q_marks: vec![],
+            q_sojourn_us: vec![],
             q_tx_bytes: vec![],
         }
     }
@@ -249,6 +253,8 @@ impl Recorder {
         dropped_bytes: u64,
         tx_bytes: u64,
         loss_drops: u64,
+        marks: u64,
+        sojourn_ns: Option<u64>,
     ) {
         self.q_time.push(now as i64);
         self.q_link.push(link);
@@ -258,6 +264,8 @@ impl Recorder {
         self.q_dropped_bytes.push(dropped_bytes);
         self.q_tx_bytes.push(tx_bytes);
         self.q_loss_drops.push(loss_drops);
+        self.q_marks.push(marks);
+        self.q_sojourn_us.push(sojourn_ns.map_or(f64::NAN, |s| s as f64 / 1000.0));
     }
 
     /// Build the output tables. `start`/`completed` are per-flow times from the loop.
@@ -306,7 +314,9 @@ impl Recorder {
                 .col("drops", Col::U64(self.q_drops))
                 .col("dropped_bytes", Col::U64(self.q_dropped_bytes))
                 .col("tx_bytes", Col::U64(self.q_tx_bytes))
-                .col("loss_drops", Col::U64(self.q_loss_drops)),
+                .col("loss_drops", Col::U64(self.q_loss_drops))
+                .col("marks", Col::U64(self.q_marks))
+                .col("sojourn_us", Col::F64(self.q_sojourn_us)),
         );
         let (mut ib, mut iflow) = (vec![], vec![]);
         let (mut isb, mut isp, mut idb, mut idp, mut ids, mut irb, mut irp) =
