@@ -6,9 +6,10 @@ from ccbench import config
 
 
 def experiment(flows, *, duration=10, rate="100Mbit", delay="10ms", queue=1000, side_rate="1Gbit",
-               side_delay="1ms", seed=1, packets=True, **top):
+               side_delay="1ms", seed=1, packets=True, central=None, **top):
     """A dumbbell experiment: `flows` is a list of group dicts (scheme, flows, direction, ...);
-    side links default to `side_rate`/`side_delay` unless a group sets them."""
+    side links default to `side_rate`/`side_delay` unless a group sets them. `central` adds
+    keys to the central link (jitter, loss, trace, ...; `rate: None` drops the rate)."""
     groups = []
     for g in flows:
         g = dict(g)
@@ -17,8 +18,9 @@ def experiment(flows, *, duration=10, rate="100Mbit", delay="10ms", queue=1000, 
         g.setdefault("left-delay", side_delay)
         g.setdefault("right-delay", side_delay)
         groups.append(g)
+    c = {"rate": rate, "delay": delay, "queue": queue, **(central or {})}
     doc = {"duration": duration, "seed": seed, "packets": packets,
-           "central": {"rate": rate, "delay": delay, "queue": queue}, "flows": groups, **top}
+           "central": {k: v for k, v in c.items() if v is not None}, "flows": groups, **top}
     return config.resolve(doc)
 
 
