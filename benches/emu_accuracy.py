@@ -55,6 +55,7 @@ def measure(scheme: str, rate_mbit: int, duration: float, out: Path, warmup: flo
         "release_p999_us": re_["p999"] / 1e3, "release_max_us": re_["max"] / 1e3,
         "released_pkts": re_["count"],
         "engine_cpu": round(em["engine_cpu_frac"], 3),
+        "engine_busy": round(em.get("engine_busy_frac") or 0, 3),
         "foreign_cpu_on_engine_core": em.get("foreign_cpu_frac_on_engine_cpu"),
         "steal": em.get("steal_frac"),
         "tun_drops": em["tun_drops"],
@@ -79,7 +80,7 @@ def main() -> int:
                 print(f"{scheme:<6} {rate:>5} Mbit/s  util {r['utilisation'] * 100:6.2f} %  "
                       f"release p50 {r['release_p50_us']:6.1f} µs  p99 {r['release_p99_us']:7.1f} µs  "
                       f"p99.9 {r['release_p999_us']:7.1f} µs  max {r['release_max_us']:8.1f} µs  "
-                      f"engine CPU {r['engine_cpu'] * 100:5.1f} %  foreign {100 * (r['foreign_cpu_on_engine_core'] or 0):5.1f} %  "
+                      f"engine CPU {r['engine_cpu'] * 100:5.1f} % (busy {r['engine_busy'] * 100:5.1f} %)  foreign {100 * (r['foreign_cpu_on_engine_core'] or 0):5.1f} %  "
                       f"steal {100 * (r['steal'] or 0):4.1f} %  tun drops {r['tun_drops']}  "
                       f"{'accurate' if r['accurate'] else 'INACCURATE: ' + '; '.join(r['reasons'])}",
                       flush=True)

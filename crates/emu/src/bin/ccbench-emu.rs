@@ -118,6 +118,8 @@ struct Counters {
     polls: u64,
     spins: u64,
     in_net_at_end: u64,
+    /// Time spent in zero-timeout ppoll calls that found nothing (spinning, not working), ns.
+    idle_spin_ns: u64,
 }
 
 struct Engine {
@@ -455,8 +457,12 @@ impl Engine {
                 tv_sec: (timeout_ns / 1_000_000_000) as _,
                 tv_nsec: (timeout_ns % 1_000_000_000) as _,
             };
+            let before = if timeout_ns == 0 { mono_ns() } else { 0 };
             // SAFETY: valid pollfd array and timespec.
             let n = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as _, &ts, std::ptr::null()) };
+            if timeout_ns == 0 && n == 0 {
+                self.n.idle_spin_ns += mono_ns() - before;
+            }
             if n > 0 {
                 for h in 0..pfds.len() {
                     if pfds[h].revents != 0 && !self.dead[h] {
@@ -654,6 +660,9 @@ fn main() {
         "wall_ns": wall,
         "engine_cpu_ns": cpu,
         "engine_cpu_frac": if wall > 0 { cpu as f64 / wall as f64 } else { 0.0 },
+        // CPU share doing work: CPU time minus idle spinning before deadlines
+        "engine_busy_frac": if wall > 0 { cpu.saturating_sub(eng.n.idle_spin_ns) as f64 / wall as f64 } else { 0.0 },
+        "idle_spin_ns": eng.n.idle_spin_ns,
         "engine_cpu": rt.engine_cpu,
         "spin_ns": rt.spin_ns,
         "nice": if nice_ok { Some(rt.engine_nice) } else { None },
