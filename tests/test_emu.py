@@ -56,8 +56,10 @@ flows:
     return p
 
 
-def _ours() -> tuple[list[str], list[int]]:
-    return emu.list_namespaces(), emu._our_processes()
+def _ours(run_id: str | None = None) -> tuple[list[str], list[int]]:
+    """Namespaces and processes of one run (all ccbench runs when None). Tests scope their
+    checks to their own runs: another test session may be emulating at the same time."""
+    return emu.list_namespaces(run_id), emu._our_processes(run_id)
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +149,10 @@ def test_one_way_delay_is_propagation_plus_queueing_within_the_timing_error(runs
 
 
 def test_successful_runs_leave_nothing_behind(runs):
-    ns, procs = _ours()
-    assert ns == [] and procs == []
+    for cc in ("reno", "cubic", "bbr"):
+        rid = runs[cc].meta["emu"]["run_id"]
+        assert _ours(rid) == ([], [])
+        assert not (emu.WORK_ROOT / rid).exists()
     after = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert after == runs["_links_before"]
 
@@ -157,36 +161,40 @@ def test_missing_kernel_algorithm_fails_before_anything_is_created(tmp_path):
     avail, _ = doctor.kernel_ccs()
     if "vegas" in avail:
         pytest.skip("tcp_vegas is loaded on this kernel")
-    before = _ours()
+    before = emu.list_namespaces()
     out = tmp_path / "res"
     with pytest.raises(doctor.EmuUnavailable) as ei:
         ccbench.run(_yaml(tmp_path, "vegas"), out, backend="emu")
     msg = str(ei.value)
     assert "vegas" in msg and "modprobe tcp_vegas" in msg and "--backend sim" in msg
-    assert _ours() == before and not out.exists()
+    assert emu.list_namespaces() == before and not out.exists()
     # the CLI says the same, with exit status 2
     p = subprocess.run([sys.executable, "-m", "ccbench", "run", str(_yaml(tmp_path, "vegas")),
                         "--backend", "emu", "-o", str(out)], capture_output=True, text=True, cwd=REPO)
     assert p.returncode == 2 and "modprobe tcp_vegas" in p.stderr
 
 
-def _start_cli_run(tmp_path: Path) -> tuple[subprocess.Popen, list[str]]:
+def _start_cli_run(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    """Start a 5 s CLI run; return it mid-run with its run id."""
+    before = set(emu.list_namespaces())
     cmd = [sys.executable, "-m", "ccbench", "run", str(_yaml(tmp_path, "cubic", duration=5)),
            "--backend", "emu", "-o", str(tmp_path / "res"), "--no-plots", "--quiet"]
     p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 15
+    rid = None
     while time.monotonic() < deadline:
-        procs = emu._our_processes()
-        if any(_is_client(pid) for pid in procs):
-            break
+        new = sorted(set(emu.list_namespaces()) - before)
+        if new:
+            rid = new[0][: len("ccb-") + 6]
+            if any(_is_client(pid) for pid in emu._our_processes(rid)):
+                break
         time.sleep(0.05)
     else:
         p.kill()
         pytest.fail("the emulation run did not start its agents within 15 s")
     time.sleep(1.0)  # mid-run: traffic is flowing
-    ns = emu.list_namespaces()
-    assert ns, "namespaces exist while the run is going"
-    return p, ns
+    assert emu.list_namespaces(rid), "namespaces exist while the run is going"
+    return p, rid
 
 
 def _is_client(pid: int) -> bool:
@@ -198,26 +206,27 @@ def _is_client(pid: int) -> bool:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_mid_run_tears_everything_down(tmp_path, sig):
-    p, ns = _start_cli_run(tmp_path)
+    p, rid = _start_cli_run(tmp_path)
     p.send_signal(sig)
     _, err = p.communicate(timeout=20)
     assert p.returncode == 130, err
     assert "interrupted" in err
-    assert _ours() == ([], [])
+    assert _ours(rid) == ([], [])
     assert not (tmp_path / "res").exists()
 
 
 def test_sigkill_then_ccbench_clean(tmp_path):
-    p, ns = _start_cli_run(tmp_path)
+    p, rid = _start_cli_run(tmp_path)
     p.kill()
     p.wait(timeout=10)
-    left = emu.list_namespaces()
-    assert left, "a SIGKILLed run leaves its namespaces (that is what clean is for)"
-    c = subprocess.run([sys.executable, "-m", "ccbench", "clean"], cwd=REPO, capture_output=True,
-                       text=True, timeout=60)
+    assert emu.list_namespaces(rid), "a SIGKILLed run leaves its namespaces (that is what clean is for)"
+    # only this run: another test session may be emulating concurrently
+    c = subprocess.run([sys.executable, "-m", "ccbench", "clean", "--run", rid], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
     assert c.returncode == 0, c.stderr
-    assert "namespaces" in c.stdout
+    assert "removed 2 namespaces" in c.stdout, c.stdout  # hosts a1 and b1
     deadline = time.monotonic() + 5
-    while _ours() != ([], []) and time.monotonic() < deadline:
+    while _ours(rid) != ([], []) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _ours() == ([], [])
+    assert _ours(rid) == ([], [])
+    assert not (emu.WORK_ROOT / rid).exists()
