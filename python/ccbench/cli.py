@@ -185,17 +185,92 @@ def cmd_compare(a) -> int:
     return 0
 
 
+def _wrap(text: str, width: int, indent: int) -> list[str]:
+    import textwrap
+    return textwrap.wrap(text, max(width - indent, 30), break_on_hyphens=False) or [""]
+
+
+def _one_line(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 10)].rstrip() + "…"
+
+
+def _scheme_text(s: dict, width: int, full: bool) -> list[str]:
+    """One registry entry: name and description, source, flags, parameters (name, default,
+    doc). `full`: wrapped in full; otherwise each item cut to one line."""
+    from .catalogue import fmt_default
+    ind = " " * 4
+    lines = []
+    if full:
+        lines.append(s["name"])
+        lines += [ind + t for t in _wrap(s["description"], width, 4)]
+        lines += [ind + ("source: " if i == 0 else "        ") + t
+                  for i, t in enumerate(_wrap(s["source"], width, 12))]
+    else:
+        lines.append(_one_line(f"{s['name']:<12} {s['description']}", width))
+        lines.append(_one_line(f"{ind}source: {s['source']}", width))
+    flags = (["needs ECN (negotiated unless the flow group says ecn: false)"] if s.get("needs_ecn")
+             else []) + (["non-SACK (RFC 6582 NewReno) recovery"] if s.get("non_sack_recovery")
+                         else [])
+    if flags:
+        lines.append(f"{ind}flags: {'; '.join(flags)}")
+    if not s["params"]:
+        lines.append(f"{ind}parameters: none")
+        return lines
+    lines.append(f"{ind}parameters ({len(s['params'])}):")
+    nw = max(len(p["name"]) for p in s["params"])
+    dw = max(len(fmt_default(p["default"])) for p in s["params"])
+    for p in s["params"]:
+        head = f"{ind}  {p['name']:<{nw}} = {fmt_default(p['default']):<{dw}}  "
+        if full:
+            doc = _wrap(p["doc"], width, len(head))
+            lines.append(head + doc[0])
+            lines += [" " * len(head) + t for t in doc[1:]]
+        else:
+            lines.append(_one_line(head + p["doc"], width))
+    return lines
+
+
 def cmd_schemes(a) -> int:
+    import shutil
     from . import api
     schemes = api.schemes()
+    if a.name:
+        by_name = {s["name"].lower(): s for s in schemes}
+        s = by_name.get(a.name.lower())
+        if s is None:
+            import difflib
+            near = difflib.get_close_matches(a.name.lower(), list(by_name), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            print(f"error: unknown congestion control scheme {a.name!r}; {hint}known schemes: "
+                  + ", ".join(x["name"] for x in schemes), file=sys.stderr)
+            return 2
+        schemes = [s]
     if a.json:
-        print(json.dumps(schemes, indent=2))
+        print(json.dumps(schemes[0] if a.name else schemes, indent=2, ensure_ascii=False))
         return 0
-    for s in schemes:
-        print(f"{s['name']:<12} {s['description']}")
-        print(f"{'':<12} source: {s['source']}")
-        for p in s["params"]:
-            print(f"{'':<14}{p['name']} = {p['default']:g}   {p['doc']}")
+    width = max(shutil.get_terminal_size((100, 24)).columns, 60)
+    if not a.name:
+        print(f"{len(schemes)} congestion-control schemes (`ccbench schemes NAME` shows one in "
+              "full, --json all of it; docs/cc-catalogue.md plots each)")
+    for i, s in enumerate(schemes):
+        if i or not a.name:
+            print()
+        print("\n".join(_scheme_text(s, width, full=bool(a.name) or a.full)))
+    return 0
+
+
+def cmd_catalogue(a) -> int:
+    from . import catalogue
+    names = [n for x in a.scheme for n in x.split(",") if n] or None
+
+    def progress(r):
+        m = r["metrics"]
+        print(f"{r['name']:<12} {m['tput_mbps']:6.2f} Mbit/s  queueing {m['mean_qdelay_ms']:6.2f} ms  "
+              f"loss {m['loss_pct']:.3f} %  ({r['wall_s']:.1f} s)", flush=True)
+
+    md = catalogue.generate(a.output, names, jobs=a.jobs, keep=a.keep_results,
+                            progress=None if a.quiet else progress)
+    print(f"wrote {md} and its plots in {md.parent / 'cc-catalogue'}")
     return 0
 
 
@@ -275,9 +350,23 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
     cp.set_defaults(fn=cmd_compare)
 
-    sc = sub.add_parser("schemes", help="list the congestion-control algorithms")
-    sc.add_argument("--json", action="store_true")
+    sc = sub.add_parser("schemes", help="list the congestion-control algorithms, their sources "
+                        "and parameters")
+    sc.add_argument("name", nargs="?", help="show this scheme in full")
+    sc.add_argument("--json", action="store_true", help="the registry entries as JSON")
+    sc.add_argument("--full", action="store_true",
+                    help="every scheme in full (default: one line per item)")
     sc.set_defaults(fn=cmd_schemes)
+
+    ca = sub.add_parser("catalogue", help="run every scheme in the standard scenario; write "
+                        "DIR/cc-catalogue.md and DIR/cc-catalogue/<name>.png")
+    ca.add_argument("-o", "--output", default="docs", help="output directory (default docs)")
+    ca.add_argument("--scheme", action="append", default=[],
+                    help="only these schemes (repeat or comma-separate; default every one)")
+    ca.add_argument("-j", "--jobs", type=int, default=2, help="parallel runs (default 2)")
+    ca.add_argument("--keep-results", metavar="DIR", help="keep each run's results in DIR/<name>")
+    ca.add_argument("--quiet", action="store_true", help="no per-scheme lines")
+    ca.set_defaults(fn=cmd_catalogue)
 
     for name, fn, hlp in (("validate", cmd_validate, "check an experiment file"),
                           ("resolve", cmd_resolve, "print the resolved experiment as JSON")):
