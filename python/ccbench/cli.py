@@ -393,3 +393,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted; nothing was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `ccbench schemes | head`: the reader left; say nothing more and exit quietly.
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
