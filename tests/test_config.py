@@ -430,9 +430,17 @@ def test_alias_repeated():
     assert e.path == "flows[0].left_queues" and "same setting" in e.hint
 
 
+@pytest.mark.parametrize("doc, path, hint", [
+    ({"central": {"aqm": "codel"}}, "central.aqm", "queue: {type: codel"),
+    ({"central": {"queue": {"left": 10, "kind": "codel"}}}, "central.queue.kind",
+     "{left: {type: codel"),
+])
+def test_aqm_outside_a_queue_points_to_the_queue_type(doc, path, hint):
+    e = one_error({"duration": 10, "flows": [{"scheme": "cubic"}], **doc})
+    assert e.path == path and hint in e.hint
+
+
 @pytest.mark.parametrize("doc, path, what", [
-    ({"central": {"aqm": "codel"}}, "central.aqm", "droptail"),
-    ({"central": {"queue": {"left": 10, "kind": "codel"}}}, "central.queue.kind", "droptail"),
     ({"sweep": {"x": [1]}}, "sweep", "sweeps"),
 ])
 def test_reserved_features_fail_clearly(doc, path, what):
@@ -445,9 +453,9 @@ def test_reserved_features_fail_clearly(doc, path, what):
 
 
 @pytest.mark.parametrize("key", ["left-aqm", "right-aqm"])
-def test_reserved_group_keys(key):
+def test_group_aqm_keys_point_to_the_side_queue_type(key):
     e = one_error(base(**{key: "1"}))
-    assert e.path == f"flows[0].{key}" and "not yet supported" in str(e)
+    assert e.path == f"flows[0].{key}" and f"{key[:-4]}-queue: {{type: codel" in e.hint
 
 
 def test_droptail_aqm_is_accepted():

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from .errors import ConfigError, ConfigErrors, format_path, show
+from .queues import apply_aqm
 from .units import U32_MAX, QueueLimit
 
 SCHEMA_VERSION = 1
@@ -43,6 +44,9 @@ class LinkSpec:
     #: ECN step-marking threshold of each end (``ecn-threshold``), None = no marking.
     ecn_a: QueueLimit | None = None
     ecn_b: QueueLimit | None = None
+    #: Queue discipline and parameters of each end (queues.Aqm), None = droptail.
+    aqm_a: Any = None
+    aqm_b: Any = None
     #: Variable delay, jitter, loss, trace, promotion (conditions.py); None = none.
     cond: Any = None
 
@@ -92,6 +96,8 @@ class _Link:
     ecn: QueueLimit | None = None
     #: Extra resolved keys of this direction (delay schedule, jitter, loss, trace, ...).
     extra: dict = field(default_factory=dict)
+    #: Queue discipline (queues.Aqm), None = droptail.
+    aqm: Any = None
 
 
 def _is_second(src: str, dst: str) -> bool:
@@ -132,8 +138,9 @@ def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
             end = "right" if _is_second(name_src, name_dst) else "left"
             pair = "-".join(sorted((name_src, name_dst)))
             extra = spec.cond.link_keys(end, pair, run.seed, run.duration_ns)
+        aqm = spec.aqm_b if _is_second(name_src, name_dst) else spec.aqm_a
         links.append(_Link(len(links), f"{name_src}->{name_dst}", name_src, name_dst, role,
-                           spec.rate_bps, spec.delay_ns, queue, qpath, ecn, extra))
+                           spec.rate_bps, spec.delay_ns, queue, qpath, ecn, extra, aqm=aqm))
         return len(links) - 1
 
     # Ids: all left side links (a_k->r1, r1->a_k per flow), the central pair, then all right
@@ -224,6 +231,11 @@ def _resolve_queues(run: RunSpec, links: list[_Link], flows: list[dict],
                              reported)
             out[-1]["ecn_threshold_packets"] = k["packets"]
             out[-1]["ecn_threshold_bytes"] = k["bytes"]
+        if link.aqm is not None:
+            apply_aqm(out[-1], link.aqm, link.rate_bps,
+                      lambda ql, link=link: _resolve_one(link, ql, run, crossing, flows,
+                                                         flow_bdp_bytes, errors, reported),
+                      errors, link.queue_path)
     if errors:
         raise ConfigErrors(errors)
     return out

@@ -10,6 +10,7 @@ from .conditions import (PRESETS, Conditions, parse_delay, parse_jitter, parse_l
                          parse_promotion, parse_trace)
 from .errors import Collector, NotSupportedError, show
 from .model import DEFAULT_QUEUE, DEFAULT_TCP, GroupSpec, LinkSpec, RunSpec
+from .queues import parse_queue_mapping
 from .schemes import Registry
 from .units import (U64_MAX, QueueLimit, parse_bool, parse_int, parse_payload_size,
                     parse_queue, parse_rate, parse_time)
@@ -36,13 +37,12 @@ TOP_RESERVED = {"sweep": "parameter sweeps", "repeat": "repetitions",
                 "the dumbbell"}
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout")]
-CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"),
+CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
                 Key("jitter"), Key("loss"), Key("trace"), Key("promotion"), Key("preset")]
-LINK_RESERVED = {"aqm": "queue disciplines other than droptail"}
+LINK_RESERVED: dict[str, str] = {}
 #: Network-condition keys of a side link (``left-<key>``/``right-<key>``), see conditions.py.
 SIDE_CONDITION_KEYS = ("jitter", "loss", "trace", "promotion")
 QUEUE_SIDE_KEYS = [Key("left"), Key("right")]
-QUEUE_KEYS = [Key("limit", ("size", "packets")), Key("ecn-threshold")]
 ECN_PLACE_HINT = ("ECN marking is set on a queue: queue: {limit: 100, ecn-threshold: 20}; "
                   "flows use ECN with ecn: true on their group")
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
@@ -50,7 +50,8 @@ GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
               Key("left-rate"), Key("left-delay"), Key("left-queue", ("left-queues",)),
               Key("right-rate"), Key("right-delay"), Key("right-queue", ("right-queues",)),
-              Key("ecn"), Key("tcp"), Key("left-ecn"), Key("right-ecn")] + [
+              Key("ecn"), Key("tcp"), Key("left-ecn"), Key("right-ecn"), Key("left-aqm"),
+              Key("right-aqm")] + [
               Key(f"{side}-{k}") for side in ("left", "right") for k in SIDE_CONDITION_KEYS]
 GROUP_RESERVED = {f"{side}-{k}": v for side in ("left", "right")
                   for k, v in LINK_RESERVED.items()}
@@ -193,35 +194,28 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
     return tcp
 
 
-def _parse_queue_spec(value: Any, path: tuple, errs: Collector
-                      ) -> tuple[QueueLimit, QueueLimit | None]:
-    """A queue: a size, or ``{limit: <size>, ecn-threshold: <size>}`` -> (limit, threshold)."""
+def _parse_queue_spec(value: Any, path: tuple, errs: Collector):
+    """A queue: a size, or a mapping ``{type: codel, limit: <size>, ...}`` (queues.py) ->
+    (limit, ECN step threshold, Aqm or None)."""
     if not isinstance(value, dict):
-        return errs.guard(parse_queue, value, path, default=DEFAULT_QUEUE), None
-    q = take(value, path, QUEUE_KEYS, errs,
-             reserved={"kind": LINK_RESERVED["aqm"], "aqm": LINK_RESERVED["aqm"]},
-             what="a queue size or {limit: ..., ecn-threshold: ...}")
-    if q is None:
-        return DEFAULT_QUEUE, None
-    limit = DEFAULT_QUEUE
-    if "limit" in q:
-        limit = errs.guard(parse_queue, *q["limit"], default=DEFAULT_QUEUE)
-    threshold = None
-    if "ecn-threshold" in q:
-        tv, tpath = q["ecn-threshold"]
-        threshold = errs.guard(parse_queue, tv, tpath)
-        if threshold is not None and threshold.unlimited:
-            errs.error(tpath, f"{show(tv)} is not an ECN marking threshold",
-                       "give the queue length at which ECT packets are CE-marked: packets "
-                       "(20), bytes (30KB) or a BDP multiple (0.2bdp)", tv)
-            threshold = None
-    return limit, threshold
+        return errs.guard(parse_queue, value, path, default=DEFAULT_QUEUE), None, None
+    return parse_queue_mapping(value, path, errs, DEFAULT_QUEUE)
 
 
 def _reject_ecn_key(d: dict, key: str, errs: Collector) -> None:
     if key in d:
         value, path = d[key]
         errs.error(path, f"{show(path[-1])} is not a link setting", ECN_PLACE_HINT, value)
+    aqm_key = key[:-3] + "aqm"  # ecn -> aqm, left-ecn -> left-aqm
+    if aqm_key in d and not (isinstance(d[aqm_key][0], str)
+                             and d[aqm_key][0].strip().lower() in NO_OP_AQM):
+        value, path = d[aqm_key]
+        where = "left-queue" if aqm_key.startswith("left") else \
+            "right-queue" if aqm_key.startswith("right") else "queue"
+        errs.error(path, f"{show(path[-1])} is not a link setting",
+                   f"a queue discipline is the queue's type: {where}: {{type: codel, "
+                   "limit: 1000, target: 5ms} (docs/experiment-file.md, Queues and AQMs)",
+                   value)
 
 
 def _parse_central(d, errs: Collector) -> LinkSpec:
@@ -245,20 +239,28 @@ def _parse_central(d, errs: Collector) -> LinkSpec:
         qv, qpath = c["queue"]
         sided = isinstance(qv, dict) and any(canon(k) in ("left", "right") for k in qv)
         if sided:
+            qv = dict(qv)
+            for k in list(qv):
+                if canon(k) in ("kind", "type", "aqm"):
+                    tv = qv.pop(k)
+                    if not (isinstance(tv, str) and tv.strip().lower() in NO_OP_AQM):
+                        errs.error(qpath + (k,), "a queue type is given per side",
+                                   "write queue: {left: {type: codel, ...}, right: {type: "
+                                   "codel, ...}}", tv)
             q = take(qv, qpath, QUEUE_SIDE_KEYS, errs,
-                     reserved={"kind": LINK_RESERVED["aqm"], "aqm": LINK_RESERVED["aqm"]},
-                     what="a queue size or {left: ..., right: ...}")
+                     what="a queue or {left: <queue>, right: <queue>}")
             if q is not None:
                 if "left" in q:
-                    spec.queue_a, spec.ecn_a = _parse_queue_spec(*q["left"], errs)
+                    spec.queue_a, spec.ecn_a, spec.aqm_a = _parse_queue_spec(*q["left"], errs)
                     spec.queue_a_path = q["left"][1]
                 if "right" in q:
-                    spec.queue_b, spec.ecn_b = _parse_queue_spec(*q["right"], errs)
+                    spec.queue_b, spec.ecn_b, spec.aqm_b = _parse_queue_spec(*q["right"], errs)
                     spec.queue_b_path = q["right"][1]
         else:
-            ql, ecn = _parse_queue_spec(qv, qpath, errs)
+            ql, ecn, aqm = _parse_queue_spec(qv, qpath, errs)
             spec.queue_a = spec.queue_b = ql
             spec.ecn_a = spec.ecn_b = ecn
+            spec.aqm_a = spec.aqm_b = aqm
             spec.queue_a_path = spec.queue_b_path = qpath
     return spec
 
@@ -292,8 +294,8 @@ def _parse_side(g: dict, side: str, errs: Collector) -> LinkSpec:
     _parse_conditions(g, f"{side}-", spec, errs)
     if f"{side}-queue" in g:
         qv, qpath = g[f"{side}-queue"]
-        spec.queue_a, spec.ecn_a = _parse_queue_spec(qv, qpath, errs)
-        spec.queue_b, spec.ecn_b = spec.queue_a, spec.ecn_a
+        spec.queue_a, spec.ecn_a, spec.aqm_a = _parse_queue_spec(qv, qpath, errs)
+        spec.queue_b, spec.ecn_b, spec.aqm_b = spec.queue_a, spec.ecn_a, spec.aqm_a
         spec.queue_a_path = spec.queue_b_path = qpath
     _reject_ecn_key(g, f"{side}-ecn", errs)
     return spec

@@ -48,19 +48,34 @@ def plot_rtt(results, path) -> Path:
 
 
 def plot_queue(results, path, links=None) -> Path:
-    """Occupancy of the bottleneck (central) queues: packets (top) and delay estimate (bottom)."""
+    """Occupancy of the bottleneck (central) queues: packets, with cumulative drops and CE
+    marks on a right axis (top); delay estimate bytes·8/rate and, dashed, the measured sojourn
+    time of the last dequeued packet (bottom)."""
     q = queue_timeseries(results, links)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=FIGSIZE, sharex=True)
+    counts = None
     for (lid,), g in q.group_by("link", maintain_order=True):
         name = g["name"][0]
         t = g["time_s"].to_numpy()
-        top.plot(t, g["packets"].to_numpy(), lw=1, label=f"link {lid}: {name}")
+        line, = top.plot(t, g["packets"].to_numpy(), lw=1, label=f"link {lid}: {name}")
         if g["qdelay_ms"].null_count() < g.height:
-            bottom.plot(t, g["qdelay_ms"].to_numpy(), lw=1, label=f"link {lid}: {name}")
+            bottom.plot(t, g["qdelay_ms"].to_numpy(), lw=1, color=line.get_color(),
+                        label=f"link {lid}: {name}")
+        if g["sojourn_ms"].null_count() < g.height:
+            bottom.plot(t, g["sojourn_ms"].to_numpy(), lw=1, ls="--", color=line.get_color(),
+                        label=f"link {lid}: sojourn")
+        for col, ls in (("drops", ":"), ("marks", "-.")):
+            if (g[col].max() or 0) > 0:
+                counts = counts or top.twinx()
+                counts.plot(t, g[col].to_numpy(), lw=0.8, ls=ls, color=line.get_color(),
+                            label=f"link {lid}: {col}")
+    if counts is not None:
+        counts.set_ylabel("Drops, CE marks (cumulative)", fontsize=FONT_SIZE)
+        counts.legend(loc="upper left", fontsize=FONT_SIZE - 2)
     top.set_ylabel("Queue (packets)", fontsize=FONT_SIZE)
     top.grid()
     top.set_title("Bottleneck queue occupancy" + ("" if q.height else " (no queue samples)"),
                   loc="right", fontsize=FONT_SIZE)
-    bottom.set_ylabel("Queueing delay (ms) = bytes·8/rate", fontsize=FONT_SIZE)
+    bottom.set_ylabel("Queueing delay (ms): bytes·8/rate;\n-- sojourn", fontsize=FONT_SIZE)
     bottom.set_xlabel("Time (s)", fontsize=FONT_SIZE)
     return _save(fig, bottom, path)
