@@ -32,8 +32,8 @@ use crate::workload::{AppAction, AppModel, Arrivals};
 enum Seg {
     Data(DataSeg),
     Ack(AckSeg),
-    /// A UDP datagram (payload offset of its first byte).
-    Udp(u64),
+    /// A UDP datagram.
+    Udp,
 }
 
 /// IPv4 (20) + UDP (8) header bytes of a datagram.
@@ -346,7 +346,7 @@ impl Sim {
             let p = self.pkts.remove(m.id & IDX_MASK);
             let data = match p.seg {
                 Seg::Data(d) => !d.syn,
-                Seg::Udp(_) => true,
+                Seg::Udp => true,
                 Seg::Ack(_) => false,
             };
             if data {
@@ -403,7 +403,7 @@ impl Sim {
                     }
                 }
             }
-            Seg::Udp(_) => {
+            Seg::Udp => {
                 self.data_in_net -= 1;
                 self.rec.delivered(now, p.flow, p.size, p.sent_ns, p.rec);
                 if let Some(Endpoint::Udp { delivered_payload, .. }) = self.conns[conn as usize].as_deref_mut().map(|c| &mut c.ep) {
@@ -476,7 +476,7 @@ impl Sim {
         self.data_in_net += 1;
         let rec = self.rec.sent(now, f, seq, size, false);
         let first = self.routes[f as usize].0[0];
-        let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec, size, seg: Seg::Udp(seq) });
+        let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec, size, seg: Seg::Udp });
         self.stats.packets += 1;
         self.enqueue(first, PktMeta { id, size, flow: c, ecn: netmodel::ECN_NOT_ECT });
     }
@@ -552,12 +552,11 @@ impl Sim {
         let Some(arr) = self.arrivals[f as usize].as_mut() else { return };
         let size = arr.next_size();
         let next = now + arr.next_gap();
-        let cfg = &self.cfgs[f as usize];
-        if next < self.end.min(cfg.stop_ns.unwrap_or(u64::MAX)) {
+        if next < self.end.min(self.cfgs[f as usize].stop_ns.unwrap_or(u64::MAX)) {
             self.push(next, Kind::Arrival, f);
         }
         let c = self.conns.len() as u32;
-        let ep = Self::tcp_endpoint(&self.tcp, cfg, self.seed, c, self.tcp.mss, Some(Some(size)))
+        let ep = Self::tcp_endpoint(&self.tcp, &self.cfgs[f as usize], self.seed, c, self.tcp.mss, Some(Some(size)))
             .expect("scheme checked at construction");
         self.conns.push(Some(Box::new(Conn { ep, active: true, app: None })));
         self.conn_flow.push(f);
@@ -704,3 +703,7 @@ pub fn run_json(json: &str) -> Result<Output, String> {
     let exp = Experiment::from_json(json)?;
     Ok(Sim::new(&exp)?.finish())
 }
+
+#[cfg(test)]
+#[path = "workload_tests.rs"]
+mod workload_tests;

@@ -5,6 +5,7 @@ use netmodel::LinkConfig;
 use serde::Deserialize;
 
 use crate::tcp::TcpConfig;
+use crate::workload::{ArrivalsConfig, OnOff};
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct Experiment {
@@ -66,7 +67,21 @@ pub struct FlowConfig {
     /// `None` = the experiment's `tcp`.
     #[serde(default)]
     pub tcp: Option<TcpConfig>,
+    /// Application-limited stream: the application writes at this rate (bit/s of payload for
+    /// TCP; of IP packets for `udp`, the constant bit rate). `None` = as fast as TCP sends.
+    #[serde(default)]
+    pub app_rate_bps: Option<u64>,
+    /// On/off source: the application is active for `on_ns`, idle for `off_ns`, repeatedly.
+    #[serde(default)]
+    pub onoff: Option<OnOff>,
+    /// Short-flow arrivals: this flow is the template (hosts, route, scheme) of a group whose
+    /// connections arrive as a Poisson process; it sends nothing itself.
+    #[serde(default)]
+    pub arrivals: Option<ArrivalsConfig>,
 }
+
+/// The scheme name of a non-TCP constant-bit-rate source.
+pub const UDP_SCHEME: &str = "udp";
 
 fn default_mss() -> u32 {
     1448
@@ -137,6 +152,7 @@ impl Experiment {
                     return Err(format!("flows[{i}].stop_ns must be after start_ns"));
                 }
             }
+            check_workload(f).map_err(|e| format!("flows[{i}]: {e}"))?;
         }
         for &b in &self.bottleneck_links {
             if b as usize >= self.links.len() {
@@ -145,6 +161,38 @@ impl Experiment {
         }
         Ok(())
     }
+}
+
+/// Combinations of application models the engine supports.
+fn check_workload(f: &FlowConfig) -> Result<(), String> {
+    if f.app_rate_bps == Some(0) {
+        return Err("app_rate_bps is 0".into());
+    }
+    if let Some(o) = f.onoff {
+        if o.on_ns == 0 {
+            return Err("onoff.on_ns is 0".into());
+        }
+    }
+    let udp = f.scheme == UDP_SCHEME;
+    if udp && f.app_rate_bps.is_none() {
+        return Err("a udp flow needs app_rate_bps (its constant bit rate)".into());
+    }
+    if udp && f.bytes.is_some() {
+        return Err("a udp flow has no byte count".into());
+    }
+    if f.bytes.is_some() && (f.app_rate_bps.is_some() || f.onoff.is_some()) {
+        return Err("bytes and app_rate_bps/onoff are exclusive".into());
+    }
+    if let Some(a) = &f.arrivals {
+        if !(a.rate_per_s.is_finite() && a.rate_per_s > 0.0) {
+            return Err(format!("arrivals.rate_per_s = {} must be > 0", a.rate_per_s));
+        }
+        a.size.validate()?;
+        if udp || f.bytes.is_some() || f.app_rate_bps.is_some() || f.onoff.is_some() {
+            return Err("arrivals take their sizes from arrivals.size: no udp, bytes, app_rate_bps or onoff".into());
+        }
+    }
+    Ok(())
 }
 
 /// Ranges the config layer guarantees for delay schedules, loss and rate traces.

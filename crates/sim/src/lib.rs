@@ -4,6 +4,7 @@
 //! * [`engine`]: the event loop over [`netmodel`] links and TCP hosts.
 //! * [`tcp`]: a TCP endpoint faithful to Linux defaults; [`cc`]: congestion control.
 //! * [`record`] / [`output`]: columnar results.
+//! * [`workload`]: application models (rate-limited, on/off) and short-flow arrivals.
 
 pub mod cc;
 pub mod engine;
@@ -11,6 +12,7 @@ pub mod experiment;
 pub mod output;
 pub mod record;
 pub mod tcp;
+pub mod workload;
 
 pub use engine::{run_json, Sim};
 pub use experiment::Experiment;

@@ -181,7 +181,11 @@ pub struct TcpSender {
     cc: Box<dyn CongestionControl>,
     sk: Sock,
     state: ConnState,
+    /// Finite flow: total bytes, `completed_at` is set once they are all ACKed.
     app_bytes: Option<u64>,
+    /// `write_seq`: bytes the application has handed to the socket so far (u64::MAX = an
+    /// unlimited backlog). Fixed for bulk and finite flows; grows with [`Self::app_write`].
+    written: u64,
 
     syn_pending: bool,
     syn_sent_ns: u64,
@@ -270,6 +274,7 @@ impl TcpSender {
             sk,
             state: ConnState::Closed,
             app_bytes,
+            written: app_bytes.unwrap_or(u64::MAX),
             syn_pending: false,
             syn_sent_ns: 0,
             syn_retrans: 0,
@@ -360,12 +365,51 @@ impl TcpSender {
     }
 
     // ------------------------------------------------------------------------------------------
+    // Application model: writes over time instead of a byte count fixed at the start
+    // ------------------------------------------------------------------------------------------
+
+    /// A sender whose application writes over time ([`Self::app_write`]); the write queue
+    /// starts empty and the flow never completes.
+    pub fn new_app_driven(cfg: &TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let mut s = Self::new(cfg, cc, None);
+        s.written = 0;
+        s
+    }
+
+    /// The application writes `bytes` (`tcp_sendmsg`); `u64::MAX` = an unlimited backlog from
+    /// now on. As Linux `tcp_sendmsg_locked`, `tcp_rate_check_app_limited` runs first: a write
+    /// that finds the write queue empty with cwnd room marks the connection application-limited,
+    /// so rate samples taken until that data is delivered carry `is_app_limited`. After an idle
+    /// period (nothing in flight for > RTO) the next transmission restarts the window
+    /// (`slow_start_after_idle`). The caller then drains the sender with `poll_transmit`.
+    pub fn app_write(&mut self, now: u64, bytes: u64) {
+        self.set_now(now);
+        if self.state == ConnState::Established {
+            self.rate_check_app_limited();
+        }
+        self.written = self.written.saturating_add(bytes);
+    }
+
+    /// The application stops writing and withdraws what it wrote but the socket has not sent
+    /// yet (the write queue ends at `snd_nxt`): an on/off source's off period. Data in flight
+    /// is still retransmitted as needed.
+    pub fn app_pause(&mut self, now: u64) {
+        self.set_now(now);
+        self.written = self.written.min(self.sk.snd_nxt);
+    }
+
+    /// Bytes written by the application and not yet sent.
+    pub fn app_unsent(&self) -> u64 {
+        self.written - self.sk.snd_nxt
+    }
+
+    // ------------------------------------------------------------------------------------------
     // Transmit path
     // ------------------------------------------------------------------------------------------
 
     #[inline]
     fn write_seq(&self) -> u64 {
-        self.app_bytes.unwrap_or(u64::MAX)
+        self.written
     }
 
     #[inline]
@@ -1883,3 +1927,7 @@ impl TcpSender {
 #[cfg(test)]
 #[path = "sender_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod app_tests;
