@@ -67,6 +67,10 @@ class GroupSpec:
     path: tuple = ()
     ecn: bool | None = None          # None: negotiated iff the scheme needs it (dctcp)
     tcp: dict[str, Any] | None = None  # the group's full endpoint settings, if it has `tcp:`
+    #: Resolved workload keys copied into each flow: app_rate_bps, onoff, arrivals (workloads.py).
+    workload: dict[str, Any] = field(default_factory=dict)
+    #: General topology only: src/dst hosts and optional route (topology.Endpoints).
+    endpoints: Any = None
 
 
 @dataclass
@@ -80,6 +84,7 @@ class RunSpec:
     tcp: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_TCP))
     central: LinkSpec = field(default_factory=LinkSpec)
     bdp_rtt_ns: int | None = None   # overrides each flow's base RTT in BDP computations
+    topology: Any = None            # topology.Topology: a general graph instead of the dumbbell
 
 
 @dataclass
@@ -118,7 +123,10 @@ def bdp_packets(bdp_bytes: Fraction, mss: int) -> int:
 
 
 def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
-    """Lay out the dumbbell and return the resolved experiment dict."""
+    """Lay out the dumbbell (or the general ``topology``) and return the resolved dict."""
+    if run.topology is not None:
+        from .topology import build_graph
+        return build_graph(run, groups)
     ordered = sort_groups(groups)
     n = sum(g.count for g in ordered)
     flow_groups: list[tuple[int, GroupSpec]] = [
@@ -178,6 +186,7 @@ def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
             "start_ns": g.start_ns, "stop_ns": g.stop_ns, "bytes": g.bytes,
             "path": path, "rev_path": rev, "base_rtt_ns": rtt,
             "ecn": g.ecn, "tcp": dict(g.tcp) if g.tcp is not None else None,
+            **g.workload,
         })
 
     queues = _resolve_queues(run, links, flows, flow_groups)

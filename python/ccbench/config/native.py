@@ -12,6 +12,8 @@ from .errors import Collector, NotSupportedError, show
 from .model import DEFAULT_QUEUE, DEFAULT_TCP, GroupSpec, LinkSpec, RunSpec
 from .queues import parse_queue_mapping
 from .schemes import Registry
+from .topology import check_dumbbell_groups, parse_group_endpoints, parse_topology
+from .workloads import UDP, parse_group_workload
 from .units import (U64_MAX, QueueLimit, parse_bool, parse_int, parse_payload_size,
                     parse_queue, parse_rate, parse_time)
 
@@ -31,10 +33,9 @@ class Key:
 TOP_KEYS = [Key("duration", required=True), Key("seed"), Key("mss"),
             Key("sample-interval"), Key("packets", ("record-packets",)),
             Key("hist-bucket"), Key("bdp-rtt"), Key("tcp"), Key("central"),
-            Key("flows", required=True)]
+            Key("topology"), Key("flows", required=True)]
 TOP_RESERVED = {"sweep": "parameter sweeps", "repeat": "repetitions",
-                "expect": "expectations on results", "topology": "topologies other than "
-                "the dumbbell"}
+                "expect": "expectations on results"}
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout")]
 CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
@@ -52,7 +53,10 @@ GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("right-rate"), Key("right-delay"), Key("right-queue", ("right-queues",)),
               Key("ecn"), Key("tcp"), Key("left-ecn"), Key("right-ecn"), Key("left-aqm"),
               Key("right-aqm")] + [
-              Key(f"{side}-{k}") for side in ("left", "right") for k in SIDE_CONDITION_KEYS]
+              Key(f"{side}-{k}") for side in ("left", "right") for k in SIDE_CONDITION_KEYS] + [
+              # workloads.py and topology.py
+              Key("app-rate", ("rate",)), Key("onoff", ("on-off",)), Key("arrivals"),
+              Key("rwnd"), Key("src"), Key("dst"), Key("route")]
 GROUP_RESERVED = {f"{side}-{k}": v for side in ("left", "right")
                   for k, v in LINK_RESERVED.items()}
 NO_OP_AQM = {"droptail", "none", "fifo"}
@@ -359,7 +363,9 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
     spec = GroupSpec(index=i, scheme="", path=path)
     if "scheme" in g:
         name, params, spath, ppaths = _parse_scheme(g, path, errs)
-        if name is not None:
+        if name is not None and name.lower() == UDP:
+            spec.scheme = UDP  # a non-TCP constant-bit-rate source (workloads.py), not a CC
+        elif name is not None:
             if registry is not None:
                 # report parameter errors at the parameter's own path
                 canonical, problems = registry.check(name, {}, spath, ())
@@ -412,6 +418,17 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
     spec.ecn = _get(g, "ecn", parse_bool, errs, None)
     if "tcp" in g:
         spec.tcp = _parse_tcp(g, errs, mss, base=run_tcp)
+    if "rwnd" in g:
+        rv, rpath = g["rwnd"]
+        if spec.tcp is not None and "tcp" in g and isinstance(g["tcp"][0], dict) and any(
+                canon(k) == "rwnd" for k in g["tcp"][0]):
+            errs.error(rpath, "rwnd is also set in tcp:", "set it in one place", rv)
+        spec.tcp = dict(spec.tcp if spec.tcp is not None else (run_tcp or DEFAULT_TCP))
+        spec.tcp["rwnd_bytes"] = errs.guard(parse_payload_size, rv, rpath, mss=mss,
+                                            what="a receive window",
+                                            default=spec.tcp["rwnd_bytes"])
+    parse_group_workload(g, spec, mss, errs)
+    parse_group_endpoints(g, spec, errs)
     return spec
 
 
@@ -453,6 +470,11 @@ def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None
     run.bdp_rtt_ns = _get(d, "bdp-rtt", parse_time, errs, None, bare_ns=MS, what="an RTT")
     run.tcp = _parse_tcp(d, errs, run.mss)
     run.central = _parse_central(d, errs)
+    if "topology" in d:
+        if "central" in d:
+            errs.error(d["central"][1], "central is the dumbbell's link; this experiment has "
+                       "a topology", "declare the link in topology.links instead", None)
+        run.topology = parse_topology(*d["topology"], errs)
 
     groups: list[GroupSpec] = []
     if "flows" in d:
@@ -468,6 +490,8 @@ def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None
                 g = _parse_group(item, i, duration, run.mss, registry, errs, run.tcp)
                 if g is not None:
                     groups.append(g)
+    if run.topology is None:
+        check_dumbbell_groups(groups, errs)
     if errs:
         return None
     return run, groups

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-TABLES = ("packets", "flows", "queues", "intervals", "delay_hist", "flowstats")
+TABLES = ("packets", "flows", "queues", "intervals", "delay_hist", "flowstats", "conns")
 
 
 @dataclass
@@ -25,6 +25,8 @@ class Results:
     intervals: pl.DataFrame | None
     delay_hist: pl.DataFrame | None
     flowstats: pl.DataFrame | None
+    #: One row per short-flow arrival (groups with ``arrivals``), else None.
+    conns: pl.DataFrame | None = None
 
     @property
     def experiment(self) -> dict:

@@ -1,0 +1,360 @@
+"""General topologies (docs/experiment-file.md, "Topologies").
+
+```yaml
+topology:
+  nodes: [h1, h2, r1, r2]            # optional: defaults to the links' ends in order
+  links:
+    - {from: h1, to: r1, rate: 1Gbit, delay: 1ms}
+    - {name: bn, from: r1, to: r2, rate: 10Mbit, delay: 10ms, queue: 1bdp}
+flows:
+  - {scheme: cubic, src: h1, dst: h2}              # route: shortest path by hop count
+  - {scheme: bbr, src: h1, dst: h2, route: [h1, r1, r2, h2]}
+```
+
+Each link is declared once and carries traffic both ways with the same rate and delay; each
+end has its own queue (as the dumbbell's links). Routes default to the shortest path by hop
+count; among equally short paths the one whose node sequence comes first in declaration order
+(nodes list, else first appearance in links) wins, so the choice is deterministic. ACKs take
+the data route reversed. The resolved form is the same general one the dumbbell builds
+(nodes, directed links ``a->b`` with ids ``2i`` / ``2i+1`` for the i-th declared link, per-flow
+``path``/``rev_path``); ``bottleneck_links`` are, per flow, the slowest links of its data path.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from .conditions import Conditions
+from .errors import ConfigError, ConfigErrors, Collector, format_path, show
+from .model import (SCHEMA_VERSION, GroupSpec, LinkSpec, RunSpec, _Link, _resolve_queues,
+                    sort_groups)
+from .units import parse_rate
+
+TOPO_HINT = "e.g. topology: {links: [{from: h1, to: r1, rate: 100Mbit, delay: 5ms}, ...]}"
+LINK_KEYS = ("name", "from", "to", "rate", "delay", "queue", "queues", "jitter", "loss",
+             "trace", "promotion")
+DUMBBELL_GROUP_KEYS = ("direction",) + tuple(
+    f"{side}-{k}" for side in ("left", "right")
+    for k in ("rate", "delay", "queue", "ecn", "aqm", "jitter", "loss", "trace", "promotion"))
+
+
+@dataclass
+class TopoLink:
+    name: str
+    a: str
+    b: str
+    spec: LinkSpec
+    path: tuple
+
+
+@dataclass
+class Topology:
+    nodes: list[str]
+    kinds: dict[str, str]
+    links: list[TopoLink]
+    path: tuple
+
+
+@dataclass
+class Endpoints:
+    """A group's src/dst/route as written, and the dumbbell-only keys it used (with paths)."""
+    src: tuple | None = None          # (value, path)
+    dst: tuple | None = None
+    route: tuple | None = None
+    dumbbell_keys: list[tuple] = field(default_factory=list)
+
+
+def _node_name(v: Any, path: tuple) -> str:
+    if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip():
+        return str(v).strip()
+    raise ConfigError(path, f"{show(v)} is not a node name", "write a name, e.g. r1", v)
+
+
+def parse_topology(value: Any, path: tuple, errs: Collector) -> Topology | None:
+    from .native import Key, _parse_conditions, _parse_delay, _parse_queue_spec, take
+    t = take(value, path, [Key("nodes"), Key("links", required=True)], errs,
+             what="a topology (nodes and links)")
+    if t is None:
+        return None
+    nodes: list[str] = []
+    kinds: dict[str, str] = {}
+    declared = "nodes" in t
+    if declared:
+        nv, npath = t["nodes"]
+        if not isinstance(nv, list) or not nv:
+            errs.error(npath, f"{show(nv)} is not a list of nodes", "e.g. nodes: [h1, r1, h2]",
+                       nv)
+            return None
+        for i, n in enumerate(nv):
+            kind = None
+            if isinstance(n, dict):
+                d = take(n, npath + (i,), [Key("name", required=True), Key("kind")], errs)
+                if d is None or "name" not in d:
+                    continue
+                name = errs.guard(_node_name, *d["name"])
+                if "kind" in d:
+                    kv, kpath = d["kind"]
+                    if kv not in ("host", "router"):
+                        errs.error(kpath, f"{show(kv)} is not a node kind", "host or router", kv)
+                    kind = kv
+            else:
+                name = errs.guard(_node_name, n, npath + (i,))
+            if name is None:
+                continue
+            if name in nodes:
+                errs.error(npath + (i,), f"node {show(name)} is declared twice",
+                           "node names must be unique", n)
+                continue
+            nodes.append(name)
+            if kind:
+                kinds[name] = kind
+    lv, lpath = t["links"]
+    if not isinstance(lv, list) or not lv:
+        errs.error(lpath, f"{show(lv)} is not a list of links", TOPO_HINT, lv)
+        return None
+    links: list[TopoLink] = []
+    seen: dict[frozenset, tuple] = {}
+    names: dict[str, tuple] = {}
+    for i, item in enumerate(lv):
+        ipath = lpath + (i,)
+        c = take(item, ipath, [Key(k) for k in LINK_KEYS if k != "queues"] , errs,
+                 what="a link {from, to, rate, delay, queue}")
+        if c is None:
+            continue
+        ends = []
+        for k in ("from", "to"):
+            if k not in c:
+                errs.error(ipath + (k,), f"missing required key {show(k)}",
+                           "a link joins two nodes: {from: r1, to: r2, ...}", None)
+                continue
+            n = errs.guard(_node_name, *c[k])
+            if n is None:
+                continue
+            if n not in nodes:
+                if declared:
+                    errs.error(c[k][1], f"unknown node {show(n)}",
+                               f"nodes: {', '.join(nodes)}; add it to topology.nodes", c[k][0])
+                    continue
+                nodes.append(n)
+            ends.append(n)
+        if len(ends) != 2:
+            continue
+        a, b = ends
+        if a == b:
+            errs.error(ipath, f"link from {a} to itself", "a link joins two different nodes",
+                       item)
+            continue
+        pair = frozenset(ends)
+        if pair in seen:
+            errs.error(ipath, f"a link between {a} and {b} is already declared at "
+                       f"{format_path(seen[pair])}",
+                       "a link carries both directions (each end has its own queue): declare "
+                       "it once", item)
+            continue
+        seen[pair] = ipath
+        name = f"{a}-{b}"
+        if "name" in c:
+            name = str(c["name"][0])
+            if name in names:
+                errs.error(c["name"][1], f"link name {show(name)} is already used at "
+                           f"{format_path(names[name])}", "link names must be unique",
+                           name)
+            names[name] = ipath
+        qpath = ipath + ("queue",)
+        spec = LinkSpec(cond=Conditions(), queue_a_path=qpath, queue_b_path=qpath)
+        if "rate" in c:
+            spec.rate_bps = errs.guard(parse_rate, *c["rate"])
+        if "delay" in c:
+            spec.delay_ns = errs.guard(_parse_delay, *c["delay"], cond=spec.cond, default=0)
+        _parse_conditions(c, "", spec, errs)
+        if "queue" in c:
+            ql, ecn, aqm = _parse_queue_spec(*c["queue"], errs)
+            spec.queue_a = spec.queue_b = ql
+            spec.ecn_a = spec.ecn_b = ecn
+            spec.aqm_a = spec.aqm_b = aqm
+        links.append(TopoLink(name, a, b, spec, ipath))
+    return Topology(nodes, kinds, links, path)
+
+
+def parse_group_endpoints(g: dict, spec: GroupSpec, errs: Collector) -> None:
+    e = Endpoints(src=g.get("src"), dst=g.get("dst"), route=g.get("route"))
+    e.dumbbell_keys = [(k, g[k][1]) for k in DUMBBELL_GROUP_KEYS if k in g]
+    spec.endpoints = e
+
+
+def check_dumbbell_groups(groups: list[GroupSpec], errs: Collector) -> None:
+    """Without a topology, src/dst/route have nothing to name."""
+    for g in groups:
+        e = g.endpoints
+        for key in ("src", "dst", "route"):
+            if e is not None and getattr(e, key) is not None:
+                errs.error(getattr(e, key)[1], f"{key} names a node of a topology, and this "
+                           "experiment has none (it is a dumbbell)",
+                           "add topology: {links: [...]}, or remove " + key +
+                           " (dumbbell flows use direction: -> or <-)", getattr(e, key)[0])
+
+
+def _shortest(adj: dict[str, list[tuple[str, int]]], order: dict[str, int], src: str,
+              dst: str) -> list[str] | None:
+    """Fewest hops; ties: the node sequence first in declaration order (greedy walk down a
+    BFS distance field from dst picks the lowest-ranked next node with distance − 1)."""
+    dist = {dst: 0}
+    q = deque([dst])
+    while q:
+        u = q.popleft()
+        for v, _ in adj[u]:
+            if v not in dist:
+                dist[v] = dist[u] + 1
+                q.append(v)
+    if src not in dist:
+        return None
+    route = [src]
+    while route[-1] != dst:
+        u = route[-1]
+        route.append(min((v for v, _ in adj[u] if dist.get(v) == dist[u] - 1), key=order.get))
+    return route
+
+
+def _component(adj, src: str) -> list[str]:
+    seen = {src}
+    q = deque([src])
+    while q:
+        for v, _ in adj[q.popleft()]:
+            if v not in seen:
+                seen.add(v)
+                q.append(v)
+    return sorted(seen)
+
+
+def build_graph(run: RunSpec, groups: list[GroupSpec]) -> dict:
+    topo: Topology = run.topology
+    errors: list[ConfigError] = []
+    order = {n: i for i, n in enumerate(topo.nodes)}
+    links: list[_Link] = []
+    adj: dict[str, list[tuple[str, int]]] = {n: [] for n in topo.nodes}
+    for tl in topo.links:
+        s = tl.spec
+        for src, dst, queue, ecn, aqm, end in ((tl.a, tl.b, s.queue_a, s.ecn_a, s.aqm_a, "left"),
+                                               (tl.b, tl.a, s.queue_b, s.ecn_b, s.aqm_b, "right")):
+            extra = s.cond.link_keys(end, "-".join(sorted((tl.a, tl.b))), run.seed,
+                                     run.duration_ns) if s.cond is not None else {}
+            links.append(_Link(len(links), f"{src}->{dst}", src, dst, "link", s.rate_bps,
+                               s.delay_ns, queue, tl.path + ("queue",), ecn, extra, aqm=aqm))
+            adj[src].append((dst, len(links) - 1))
+    link_id = {(l.src, l.dst): l.id for l in links}
+
+    ordered = sort_groups(groups)
+    flow_groups = [(gi, g) for gi, g in enumerate(ordered) for _ in range(g.count)]
+    routes: dict[int, tuple[str, str, list[str]]] = {}
+    for gi, g in enumerate(ordered):
+        e: Endpoints = g.endpoints or Endpoints()
+        for key, kpath in e.dumbbell_keys:
+            errors.append(ConfigError(kpath, f"{key} is a dumbbell setting; this experiment "
+                                      "has a topology", "set rates, delays and queues on "
+                                      "topology.links; a flow goes from src to dst", None))
+        route = None
+        if e.route is not None:
+            rv, rpath = e.route
+            if not isinstance(rv, list) or len(rv) < 2:
+                errors.append(ConfigError(rpath, f"{show(rv)} is not a route",
+                                          "list the nodes from src to dst: [h1, r1, r2, h2]",
+                                          rv))
+                continue
+            route = [str(x) for x in rv]
+        src = str(e.src[0]) if e.src is not None else (route[0] if route else None)
+        dst = str(e.dst[0]) if e.dst is not None else (route[-1] if route else None)
+        bad = False
+        for key, name, got in (("src", src, e.src), ("dst", dst, e.dst)):
+            kpath = got[1] if got else g.path + (key,)
+            if name is None:
+                errors.append(ConfigError(kpath, f"missing required key {show(key)}",
+                                          f"name a host of the topology: {key}: "
+                                          f"{topo.nodes[0]} (nodes: {', '.join(topo.nodes)})",
+                                          None))
+                bad = True
+            elif name not in order:
+                errors.append(ConfigError(kpath, f"unknown node {show(name)}",
+                                          f"nodes: {', '.join(topo.nodes)}", name))
+                bad = True
+        if bad:
+            continue
+        if src == dst:
+            errors.append(ConfigError(e.dst[1] if e.dst else g.path, f"src and dst are both "
+                                      f"{src}", "a flow goes between two different nodes", dst))
+            continue
+        if route is not None:
+            rpath = e.route[1]
+            if route[0] != src or route[-1] != dst:
+                errors.append(ConfigError(rpath, f"route {show(e.route[0])} does not go from "
+                                          f"{src} to {dst}", f"start it at {src} and end it "
+                                          f"at {dst}", e.route[0]))
+                continue
+            for i, (u, v) in enumerate(zip(route, route[1:])):
+                if (u, v) not in link_id:
+                    near = ", ".join(w for w, _ in adj.get(u, [])) or "none"
+                    errors.append(ConfigError(rpath + (i + 1,), f"no link between {u} and {v}",
+                                              f"{u} links to: {near}", v))
+                    bad = True
+                    break
+            if bad:
+                continue
+        else:
+            route = _shortest(adj, order, src, dst)
+            if route is None:
+                errors.append(ConfigError(
+                    g.path, f"no route from {src} to {dst}",
+                    f"{src} reaches only {', '.join(_component(adj, src))}: add a link in "
+                    "topology.links", None))
+                continue
+        routes[gi] = (src, dst, route)
+    if errors:
+        raise ConfigErrors(errors)
+
+    hosts = set()
+    flows = []
+    for i, (gi, g) in enumerate(flow_groups):
+        src, dst, route = routes[gi]
+        hosts.update((src, dst))
+        path = [link_id[(u, v)] for u, v in zip(route, route[1:])]
+        rev = [link_id[(v, u)] for u, v in reversed(list(zip(route, route[1:])))]
+        rtt = sum(links[j].delay_ns for j in path + rev)
+        label = f"Flow {i + 1}: {g.name}" if g.name else f"Flow {i + 1}: {g.scheme} {src}->{dst}"
+        flows.append({
+            "id": i, "group": gi, "label": label, "scheme": g.scheme,
+            "params": dict(g.params), "direction": "->", "src": src, "dst": dst,
+            "start_ns": g.start_ns, "stop_ns": g.stop_ns, "bytes": g.bytes,
+            "path": path, "rev_path": rev, "base_rtt_ns": rtt, "route": route,
+            "ecn": g.ecn, "tcp": dict(g.tcp) if g.tcp is not None else None,
+            **({"command": dict(g.command)} if getattr(g, "command", None) else {}),
+            **g.workload,
+        })
+    bottlenecks: set[int] = set()
+    for f in flows:
+        rates = [links[j].rate_bps for j in f["path"] if links[j].rate_bps is not None]
+        if rates:
+            bottlenecks.update(j for j in f["path"] if links[j].rate_bps == min(rates))
+    queues = _resolve_queues(run, links, flows, flow_groups)
+    nodes = [{"name": n, "kind": topo.kinds.get(n, "host" if n in hosts else "router")}
+             for n in topo.nodes]
+    return {
+        "schema": SCHEMA_VERSION,
+        "duration_ns": run.duration_ns,
+        "seed": run.seed,
+        "mss": run.mss,
+        "sample_interval_ns": run.sample_interval_ns,
+        "record_packets": run.record_packets,
+        "hist_bucket_ns": run.hist_bucket_ns,
+        "tcp": dict(run.tcp),
+        "nodes": nodes,
+        "links": [{"id": l.id, "name": l.name, "src": l.src, "dst": l.dst, "role": l.role,
+                   "rate_bps": l.rate_bps, "delay_ns": l.delay_ns, "queue": queues[l.id],
+                   **l.extra}
+                  for l in links],
+        "bottleneck_links": sorted(bottlenecks),
+        "flows": flows,
+    }
+
+
+__all__ = ["parse_topology", "parse_group_endpoints", "check_dumbbell_groups", "build_graph"]
