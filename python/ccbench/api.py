@@ -72,8 +72,10 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     `Results`."""
     from .backends import sim as _sim
 
+    if backend == "both":
+        raise ValueError("backend 'both' writes three directories: use ccbench.run_both")
     if backend not in ("sim", "emu"):
-        raise ValueError(f"unknown backend {backend!r}: use 'sim' or 'emu'")
+        raise ValueError(f"unknown backend {backend!r}: use 'sim', 'emu' or run_both()")
 
     if not isinstance(experiment, dict):
         source = source or str(experiment)
@@ -110,6 +112,38 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     }
     path = write_results(out_dir, tables, meta, overwrite=overwrite)
     return load(path)
+
+
+def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
+             seed: int | None = None, packets: bool | None = None, progress=False,
+             source: str | None = None, interval: float = 0.5, plots: bool = True):
+    """Run the same resolved experiment on the simulator (OUT/sim) and on the emulator
+    (OUT/emu, real kernel TCP; needs root), then compare them (OUT/compare: compare.txt,
+    compare.csv and overlay plots). Returns the `compare.Comparison` (A = sim, B = emu;
+    `.a`, `.b` are the two `Results`)."""
+    from . import compare as _compare
+    from .backends import sim as _sim
+
+    if not isinstance(experiment, dict):
+        source = source or str(experiment)
+        experiment = load_experiment(experiment, seed=seed)
+    if out_dir is None:
+        out_dir = Path("results") / (Path(source).stem if source else "experiment")
+    out = Path(out_dir)
+    _sim.check_supported(experiment)
+    from .doctor import preflight
+    preflight(experiment)  # fail before the simulator spends time when emu cannot run here
+    kw = dict(seed=seed, packets=packets, progress=progress, source=source)
+    sim = run(experiment, out / "sim", backend="sim", **kw)
+    emu = run(experiment, out / "emu", backend="emu", **kw)
+    c = _compare.compare(sim, emu, interval=interval)
+    if plots:
+        _compare.write(c, out / "compare")
+    else:
+        (out / "compare").mkdir(parents=True, exist_ok=True)
+        (out / "compare" / "compare.txt").write_text(_compare.text(c) + "\n")
+        c.table.write_csv(out / "compare" / "compare.csv")
+    return c
 
 
 def analyze(results: Results | str | Path, grouping: str = "per-flow", interval: float = 0.5,

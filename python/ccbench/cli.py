@@ -87,14 +87,40 @@ def cmd_run(a) -> int:
     exp = _load(a)
     out = Path(a.output) if a.output else Path("results") / Path(a.file).stem
     backend = getattr(a, "backend", "sim")
+    if backend == "both":
+        return _run_both(a, exp, out)
     try:
         res = api.run(exp, out, packets=False if a.no_packets else None, progress=not a.quiet,
                       source=str(a.file), backend=backend)
-    except RuntimeError as e:  # emulation backend: doctor.EmuUnavailable, emu.EmuError
-        if backend != "emu":
-            raise
+    except RuntimeError as e:  # doctor.EmuUnavailable, emu.EmuError, sim.NotOnSimulator
         print(f"error: {e}", file=sys.stderr)
         return 2
+    return _after_run(a, res, backend)
+
+
+def _run_both(a, exp, out: Path) -> int:
+    """--backend both: OUT/sim, OUT/emu, OUT/compare and the comparison table."""
+    from . import api
+    from . import compare as cmp
+    try:
+        c = api.run_both(exp, out, packets=False if a.no_packets else None,
+                         progress=not a.quiet, source=str(a.file), interval=a.interval,
+                         plots=not a.no_plots)
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for res, backend in ((c.a, "sim"), (c.b, "emu")):
+        rc = _after_run(a, res, backend)
+        if rc:
+            return rc
+        print()
+    print(f"comparison (A = simulator, B = kernel) → {out / 'compare'}")
+    print(cmp.text(c))
+    return 0
+
+
+def _after_run(a, res, backend: str) -> int:
+    from . import api
     wall = res.meta["wall_time_s"]
     dur = res.experiment["duration_ns"] / 1e9
     if backend == "emu":
@@ -308,9 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-plots", action="store_true", help="skip plots and statistics files")
     r.add_argument("-i", "--interval", type=float, default=0.5, help="aggregation interval, s")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--backend", choices=("sim", "emu"), default="sim",
+    r.add_argument("--backend", choices=("sim", "emu", "both"), default="sim",
                    help="sim: the simulator (default); emu: real kernel TCP in network "
-                        "namespaces (root; see `ccbench doctor`)")
+                        "namespaces (root; see `ccbench doctor`); both: sim and emu into "
+                        "OUT/sim and OUT/emu, their comparison into OUT/compare")
     _add_coco_args(r)
     r.set_defaults(fn=cmd_run)
 

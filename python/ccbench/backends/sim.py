@@ -60,8 +60,23 @@ def _progress_printer(stream=sys.stderr) -> Callable[[int, int], None]:
     return cb
 
 
+class NotOnSimulator(RuntimeError):
+    """The experiment uses something only the emulation backend can run."""
+
+
+def check_supported(experiment: dict) -> None:
+    """Raise NotOnSimulator when a flow is a command scheme (real programs: emu only)."""
+    cmd = [f for f in experiment.get("flows", []) if f.get("command")]
+    if cmd:
+        f = cmd[0]
+        raise NotOnSimulator(
+            f"{f['label']} is a command scheme ({f['command']['kind']} {f['scheme']!r}): "
+            f"command schemes run only on --backend emu")
+
+
 def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = False):
     """Run a resolved experiment; returns ({table: DataFrame}, stats dict, wall seconds)."""
+    check_supported(experiment)
     cb = _progress_printer() if progress is True else (progress or None)
     text = json.dumps(experiment, sort_keys=True)
     t0 = time.perf_counter()

@@ -6,6 +6,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from .commands import is_command_scheme, parse_command_scheme
 from .conditions import (PRESETS, Conditions, parse_delay, parse_jitter, parse_loss,
                          parse_promotion, parse_trace)
 from .errors import Collector, NotSupportedError, show
@@ -361,7 +362,10 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
     if g is None:
         return None
     spec = GroupSpec(index=i, scheme="", path=path)
-    if "scheme" in g:
+    if "scheme" in g and is_command_scheme(g["scheme"][0]):
+        spec.scheme, spec.command = parse_command_scheme(*g["scheme"], errs)
+        spec.scheme = spec.scheme or ""
+    elif "scheme" in g:
         name, params, spath, ppaths = _parse_scheme(g, path, errs)
         if name is not None and name.lower() == UDP:
             spec.scheme = UDP  # a non-TCP constant-bit-rate source (workloads.py), not a CC
