@@ -355,7 +355,9 @@ impl Engine {
         let mut rec = NO_REC;
         if route.dir == Dir::Data && h.proto == PROTO_TCP {
             let f = &mut self.flows[route.flow as usize];
-            if h.flags & TCP_SYN != 0 && h.flags & TCP_ACK == 0 {
+            // SYN (the sender connects) or SYN-ACK (the sender is the server: command schemes,
+            // Pantheon wrappers whose `run_first` is the sender): both carry the sender's ISN.
+            if h.flags & TCP_SYN != 0 {
                 *f = FlowState { isn: Some(h.seq), ..Default::default() };
             }
             if h.payload > 0 {
