@@ -158,3 +158,17 @@ def test_workload_errors_name_the_path(group, path, msg):
         config.resolve({"duration": 5, "flows": [group]})
     errs = getattr(ei.value, "errors", [ei.value])
     assert any(e.path == format_path(path) and msg in str(e) for e in errs), [str(e) for e in errs]
+
+
+def test_yaml_onoff_keys_and_fct_plots(tmp_path):
+    """YAML 1.1 reads bare on/off as booleans; the parser takes them back. A run with short
+    flows gets the FCT figures and the workload stats file."""
+    exp = config.resolve("duration: 3\ncentral: {rate: 10Mbit, delay: 5ms}\nflows:\n"
+                         "  - {scheme: cubic, onoff: {on: 0.5s, off: 1s}}\n"
+                         "  - {scheme: cubic, arrivals: {rate: 20/s, size: 20KB}}\n")
+    assert exp["flows"][0]["onoff"] == {"on_ns": 5 * 10**8, "off_ns": 10**9}
+    from ccbench.plots import plot_all
+    paths = plot_all(run(tmp_path, exp), tmp_path / "plots", groupings=["total"])
+    names = {p.name for p in paths}
+    assert {"fct-cdf.png", "fct-size.png", "workload-stats.log"} <= names
+    assert "slowdown" in (tmp_path / "plots" / "workload-stats.log").read_text()

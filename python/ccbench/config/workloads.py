@@ -49,6 +49,10 @@ def _mapping(value: Any, path: tuple, keys: tuple[str, ...], required: tuple[str
 
 def parse_onoff(value: Any, path: tuple) -> dict:
     hint = "e.g. onoff: {on: 1s, off: 5s}"
+    if isinstance(value, dict):
+        # YAML 1.1 (PyYAML) reads the bare keys on/off as booleans.
+        value = {({True: "on", False: "off"}[k] if isinstance(k, bool) else k): v
+                 for k, v in value.items()}
     d = _mapping(value, path, ("on", "off"), ("on", "off"), hint)
     on = parse_time(*d["on"], bare_ns=SEC, what="an on period")
     off = parse_time(*d["off"], bare_ns=SEC, what="an off period")

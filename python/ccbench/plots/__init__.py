@@ -13,6 +13,7 @@ from ..analysis import analyze, write_stats
 from ..analysis.groupings import NAMED
 from .coco import (MAX_SCATTER_POINTS, plot_avg_delay, plot_avg_jain, plot_avg_rate,
                    plot_ppt_delay)
+from .fct import has_fcts, plot_fct_cdf, plot_fct_size, write_workload_stats
 from .timeseries import plot_cwnd, plot_queue, plot_rtt
 
 FORMATS = ("png", "svg", "pdf")
@@ -63,6 +64,12 @@ def plot_all(results, out_dir, groupings: Iterable[str | Sequence[str]] = DEFAUL
     paths.append(plot_cwnd(results, out / f"cwnd.{fmt}"))
     paths.append(plot_rtt(results, out / f"rtt.{fmt}"))
     paths.append(plot_queue(results, out / f"queue.{fmt}"))
+    if has_fcts(results):
+        paths.append(plot_fct_cdf(results, out / f"fct-cdf.{fmt}"))
+        paths.append(plot_fct_size(results, out / f"fct-size.{fmt}"))
+    if has_fcts(results) or any(f.get("app_rate_bps") or f.get("onoff")
+                                for f in results.experiment["flows"]):
+        paths.append(write_workload_stats(results, out / "workload-stats.log"))
     return paths
 
 
