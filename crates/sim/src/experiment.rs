@@ -280,8 +280,8 @@ mod tests {
         assert!(err.contains("link 0 ends at r1 but link 0 starts at a1"), "{err}");
         let err = Experiment::from_json(&doc("[7]", "")).unwrap_err();
         assert!(err.contains("unknown link"), "{err}");
-        let bad = doc("[0]", "").replace("droptail\", \"packets\": 1000", "codel\", \"packets\": 1000");
+        let bad = doc("[0]", "").replace("droptail\", \"packets\": 1000", "sfq\", \"packets\": 1000");
         let err = Experiment::from_json(&bad).unwrap_err();
-        assert!(err.contains("codel"), "{err}");
+        assert!(err.contains("sfq"), "{err}");
     }
 }
