@@ -117,6 +117,22 @@ def render(results: Results, plots_dir: Path, interval: float = 0.5, fmt: str = 
                           [(c, c, ".2f") for c in util.columns]))
     except Exception as e:  # report what we can; never fail the page on one table
         out.append(f"<p class='meta'>link utilisation unavailable: {html.escape(str(e))}</p>")
+    from ..analysis import workloads
+    fct = workloads.fct_summary(results)
+    if not fct.is_empty():
+        out.append("<h3>Flow completion times</h3><p class='meta'>FCT from the SYN to the ACK of the "
+                   "last byte; slowdown = FCT / (2·base RTT + wire bytes at the path's slowest link).</p>")
+        out.append(_table(list(fct.iter_rows(named=True)),
+                          [("label", "group", ""), ("flows", "flows", ""), ("completed", "completed", ""),
+                           ("fct_mean_ms", "mean FCT ms", ".2f"), ("fct_median_ms", "median FCT ms", ".2f"),
+                           ("fct_p99_ms", "p99 FCT ms", ".2f"), ("slowdown_mean", "mean slowdown", ".2f"),
+                           ("slowdown_p99", "p99 slowdown", ".2f")]))
+    good = workloads.goodput_table(results)
+    if good.height and good["app_rate_bps"].null_count() < good.height:
+        out.append("<h3>Application-limited flows</h3>")
+        out.append(_table([r for r in good.iter_rows(named=True) if r["app_rate_bps"] is not None],
+                          [("label", "flow", ""), ("app_rate_bps", "app rate bit/s", ""),
+                           ("goodput_bps", "goodput bit/s", ".0f"), ("goodput_ratio", "goodput / app rate", ".4f")]))
     ps = analysis.pantheon_summary(results)
     out.append("<h3>Pantheon summary</h3>")
     out.append(_table(list(ps.iter_rows(named=True)), [(c, c, ".3f") for c in ps.columns]))
@@ -125,7 +141,8 @@ def render(results: Results, plots_dir: Path, interval: float = 0.5, fmt: str = 
     rel = plots_dir.relative_to(results.path) if plots_dir.is_relative_to(results.path) else plots_dir
     out.append("<h2>Time series</h2>")
     for name, cap in (("cwnd", "Congestion window per flow"), ("rtt", "Smoothed RTT per flow"),
-                      ("queue", "Bottleneck queue occupancy")):
+                      ("queue", "Bottleneck queue occupancy"), ("fct-cdf", "Flow completion times (CDF)"),
+                      ("fct-size", "Flow completion time against size")):
         if (plots_dir / f"{name}.{fmt}").exists():
             out.append(f"<figure><img src='{rel}/{name}.{fmt}' alt='{cap}'><figcaption>{cap}</figcaption></figure>")
     for prefix in ("per-flow", "per-scheme", "per-direction", "per-scheme-direction", "total"):
