@@ -113,7 +113,9 @@ def checks(schemes: list[str] | None = None, measure: bool = True) -> list[Check
 
 
 def experiment_schemes(experiment: dict) -> list[str]:
-    return sorted({f["scheme"] for f in experiment.get("flows", []) if not f.get("command")})
+    """Kernel congestion controls the experiment needs (not command schemes, not UDP sources)."""
+    return sorted({f["scheme"] for f in experiment.get("flows", [])
+                   if not f.get("command") and f["scheme"] != "udp"})
 
 
 def preflight(experiment: dict) -> list[Check]:
@@ -127,6 +129,16 @@ def preflight(experiment: dict) -> list[Check]:
     avail, _ = kernel_ccs()
     for f in experiment.get("flows", []):
         if f.get("command"):
+            continue
+        sim_only = [what for k, what in (("arrivals", "short-flow arrivals"), ("app_rate_bps", "app-rate"),
+                                         ("onoff", "on/off")) if f.get(k) is not None]
+        if f["scheme"] == "udp":
+            sim_only.append("UDP constant-bit-rate")
+        if sim_only:
+            problems.append(
+                f"flow {f['id']} ({f.get('label', '')}) uses {', '.join(sim_only)}, which the emulation "
+                "backend's flow agent does not generate yet. Fix: run it with --backend sim, or drop "
+                "those keys for --backend emu")
             continue
         if f["scheme"] not in avail:
             problems.append(
