@@ -5,10 +5,18 @@
 //! out-of-order queue drains, and for the first 3 dupACKs per `rcv_nxt` while data is out of
 //! order; after that, SACK compression (≥ 4.18).
 //!
+//! The receiver's own RTT estimate is Linux's: one sample from the handshake (SYN-ACK sent →
+//! first segment of the peer received, `tcp_synack_rtt_meas` → `tcp_ack_update_rtt`), never
+//! updated afterwards since the receiver sends no data. It sets `srtt` and `icsk_rto`
+//! (`tcp_rtt_estimator` first sample + `tcp_set_rto`: srtt + max(2·srtt, rto_min)); `srtt`
+//! bounds the delayed-ACK timeout in `tcp_send_delayed_ack` (≤ max(srtt, TCP_DELACK_MIN)) and
+//! `icsk_rto` bounds `ato` inflation (`tcp_delack_timer_handler`) and is the "long gap" of
+//! `tcp_event_data_recv`. Without a sample (retransmitted SYN-ACK) both stay unset/initial.
+//!
 //! Simplifications: the application reads instantly, so the advertised window is always
 //! `rwnd_bytes` (no autotuning, no SWS logic); no pingpong (interactive) mode since the receiver
 //! never sends data; SACK-compression delay is `comp_sack_delay_ns` (Linux: min(1 ms, RTT/20),
-//! identical for RTT ≥ 20 ms; the receiver has no RTT estimate of its own here).
+//! identical for RTT ≥ 20 ms).
 
 use super::{AckSeg, DataSeg, TcpConfig};
 use crate::cc::dctcp::CeAckState;
@@ -39,8 +47,16 @@ pub struct TcpReceiver {
     sack: bool,
     sack_compression: bool,
     comp_sack_delay_ns: u64,
-    /// Receiver's `icsk_rto` (it never sends data, so it stays at the initial RTO).
+    /// Receiver's `icsk_rto`: the initial RTO until the handshake RTT sample, then
+    /// srtt + max(2·srtt, rto_min) (it never sends data, so it never changes again).
     rto_ns: u64,
+    min_rto_ns: u64,
+    /// Receiver's `srtt` (ns) from the handshake; 0 = no sample.
+    srtt_ns: u64,
+    /// Send time of the SYN-ACK and the number sent (an RTT sample only if exactly one).
+    synack_sent_ns: u64,
+    synacks_sent: u32,
+    handshake_done: bool,
     /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` (40 ms in Linux; configurable).
     delack_min_ns: u64,
 
@@ -99,6 +115,11 @@ impl TcpReceiver {
             sack_compression: cfg.sack_compression,
             comp_sack_delay_ns: cfg.comp_sack_delay_ns,
             rto_ns: cfg.initial_rto_ns,
+            min_rto_ns: cfg.min_rto_ns,
+            srtt_ns: 0,
+            synack_sent_ns: 0,
+            synacks_sent: 0,
+            handshake_done: false,
             delack_min_ns: cfg.delayed_ack_timeout_ns.max(1),
             ecn: cfg.ecn,
             ecn_precise: cfg.ecn && cfg.ecn_precise_ack,
@@ -141,6 +162,10 @@ impl TcpReceiver {
             self.synack_pending = true;
             self.ts_recent = seg.tsval_ns;
             return;
+        }
+        if !self.handshake_done {
+            self.handshake_done = true;
+            self.synack_rtt_meas(now);
         }
         if seg.len == 0 {
             return;
@@ -185,10 +210,12 @@ impl TcpReceiver {
     }
 
     /// Next ACK to send, if any (call until None).
-    pub fn poll_ack(&mut self, _now: u64) -> Option<AckSeg> {
+    pub fn poll_ack(&mut self, now: u64) -> Option<AckSeg> {
         if self.synack_pending {
             self.synack_pending = false;
             self.acks_sent += 1;
+            self.synack_sent_ns = now;
+            self.synacks_sent += 1;
             // SYN-ACK with ECE when ECN is negotiated (RFC 3168 §6.1.1).
             return Some(AckSeg { ack: 0, syn: true, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ece: self.ecn, ..Default::default() });
         }
@@ -250,7 +277,28 @@ impl TcpReceiver {
         }
     }
 
+    /// Receiver's smoothed RTT (ns) from the handshake, 0 if none.
+    pub fn srtt_ns(&self) -> u64 {
+        self.srtt_ns
+    }
+
+    /// Receiver's `icsk_rto` (ns).
+    pub fn rto_ns(&self) -> u64 {
+        self.rto_ns
+    }
+
     // ---- internals ----
+
+    /// `tcp_synack_rtt_meas`: the first segment after a single SYN-ACK completes the handshake;
+    /// first `tcp_rtt_estimator` sample (srtt = m, rttvar = max(2m, rto_min)) and `tcp_set_rto`.
+    fn synack_rtt_meas(&mut self, now: u64) {
+        if self.synacks_sent != 1 || now <= self.synack_sent_ns {
+            return;
+        }
+        let m = now - self.synack_sent_ns;
+        self.srtt_ns = m;
+        self.rto_ns = (m + (2 * m).max(self.min_rto_ns)).clamp(self.min_rto_ns, 120_000_000_000);
+    }
 
     fn set_dsack(&mut self, seq: u64, end: u64) {
         if !self.sack {
@@ -473,8 +521,13 @@ impl TcpReceiver {
     fn send_delayed_ack(&mut self, now: u64) {
         let mut ato = self.ato;
         if ato > self.delack_min_ns {
-            // No pingpong / ACK_PUSHED here, and no srtt of our own to bound it.
-            ato = ato.min(MAX_ATO_NS);
+            // No pingpong / ACK_PUSHED here (max_ato = HZ/2). "If some rtt estimate is known,
+            // use it to bound delayed ack": max_ato ≤ max(srtt, TCP_DELACK_MIN).
+            let mut max_ato = MAX_ATO_NS;
+            if self.srtt_ns > 0 {
+                max_ato = max_ato.min(self.srtt_ns.max(self.delack_min_ns));
+            }
+            ato = ato.min(max_ato);
         }
         ato = ato.min(TCP_DELACK_MAX_NS);
         let mut timeout = now + ato;
@@ -590,6 +643,81 @@ mod tests {
         r.on_data(now2, &seg(17));
         assert!(drain(&mut r, now2).is_empty());
         assert_eq!(r.next_timer().unwrap() - now2, 80_000_000);
+    }
+
+    /// SYN at t0, SYN-ACK polled at t0, first data segment `rtt_ns` later.
+    fn handshaken(rtt_ns: u64) -> (TcpReceiver, u64) {
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        r.on_data(0, &DataSeg { syn: true, ..Default::default() });
+        assert_eq!(drain(&mut r, 0).len(), 1);
+        (r, rtt_ns)
+    }
+
+    #[test]
+    fn handshake_rtt_sets_receiver_srtt_and_rto() {
+        let (mut r, t) = handshaken(40_600_000);
+        r.on_data(t, &seg(0));
+        assert_eq!(r.srtt_ns(), 40_600_000);
+        // tcp_set_rto after the first sample: srtt + max(2·srtt, rto_min) = 40.6 + 200 ms.
+        assert_eq!(r.rto_ns(), 240_600_000);
+        // A long RTT: rttvar = 2·srtt > rto_min.
+        let (mut r, t) = handshaken(150_000_000);
+        r.on_data(t, &seg(0));
+        assert_eq!(r.rto_ns(), 450_000_000);
+        // Retransmitted SYN (two SYN-ACKs): no sample, as Linux (ambiguous).
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        r.on_data(0, &DataSeg { syn: true, ..Default::default() });
+        drain(&mut r, 0);
+        r.on_data(1_000_000_000, &DataSeg { syn: true, ..Default::default() });
+        drain(&mut r, 1_000_000_000);
+        r.on_data(1_040_000_000, &seg(0));
+        assert_eq!((r.srtt_ns(), r.rto_ns()), (0, 1_000_000_000));
+    }
+
+    /// Linux `tcp_send_delayed_ack`: once `ato` has been inflated by missed delayed-ACK timers,
+    /// the timeout is still bounded by max(srtt, TCP_DELACK_MIN) — a one-segment-per-RTT sender
+    /// gets its ACKs after ≈ 40 ms (here srtt = 40.6 ms), never after 200 ms.
+    #[test]
+    fn delayed_ack_bounded_by_handshake_srtt() {
+        let (mut r, mut now) = handshaken(40_600_000);
+        for i in 0..16u64 {
+            r.on_data(now, &seg(i));
+            assert_eq!(drain(&mut r, now).len(), 1);
+            now += 1_000_000;
+        }
+        // cwnd-1 sender: one segment per (RTT + ACK delay); each waits for the timer.
+        let mut waits = Vec::new();
+        for i in 16..30u64 {
+            r.on_data(now, &seg(i));
+            assert!(drain(&mut r, now).is_empty(), "seg {i} ACKed at once");
+            let t = r.next_timer().expect("delayed-ACK timer armed");
+            waits.push(t - now);
+            r.on_timer(t);
+            assert_eq!(drain(&mut r, t).len(), 1);
+            now = t + 40_600_000;
+        }
+        // The first wait is ato = TCP_ATO_MIN = 40 ms; later ones ato (inflated ≥ 80 ms,
+        // ≤ icsk_rto 240.6 ms) capped at srtt = 40.6 ms.
+        assert_eq!(waits[0], 40_000_000);
+        assert!(waits[1..].iter().all(|&w| w == 40_600_000), "{waits:?}");
+        // Without a handshake sample the old bound applies (ato doubles up to 200 ms).
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        let mut now = 0;
+        for i in 0..16u64 {
+            r.on_data(now, &seg(i));
+            drain(&mut r, now);
+            now += 1_000_000;
+        }
+        let mut last = 0;
+        for i in 16..30u64 {
+            r.on_data(now, &seg(i));
+            let t = r.next_timer().unwrap();
+            last = t - now;
+            r.on_timer(t);
+            drain(&mut r, t);
+            now = t + 40_600_000;
+        }
+        assert_eq!(last, TCP_DELACK_MAX_NS);
     }
 
     #[test]
