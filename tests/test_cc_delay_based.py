@@ -93,6 +93,27 @@ def test_lp_yields_to_reno(tmp_path):
     assert cc_col(res, 0, "early_drops", 10).max() > 0  # LP's own inference did the yielding
 
 
+def test_lp_alone_backs_off_to_one_packet_with_40ms_delayed_acks(tmp_path):
+    """LP alone in the catalogue scenario (1-BDP buffer). Documents the mechanism (lp.rs doc
+    comment): at cwnd 1 every lone segment waits for the receiver's delayed-ACK timer, which
+    Linux bounds by max(handshake srtt, 40 ms) (tcp_send_delayed_ack) — so RTT samples stay
+    ≈ 81 ms, never ≈ 240 ms as with a 200-ms hold — yet the doubling of LP's delay sample
+    relative to the 41-ms level keeps re-triggering early-congestion inference: cwnd cycles
+    1 → 2 → 3 → 1 and LP uses only a few percent of an empty link. (A default-configured
+    Linux host with random TS offsets would mostly not infer at all; see lp.rs.)"""
+    exp = experiment([{"scheme": "lp", "flows": 1, "direction": "->"}],
+                     duration=30, queue=BDP_PKTS, packets=False, **PATH)
+    res = run(tmp_path, exp)
+    f = res.flows.filter((pl.col("flow") == 0) & (pl.col("time_ns") >= int(T0 * 1e9)))
+    # The receiver's ACK hold is bounded by its srtt: no RTT near 200 ms + RTT.
+    assert f["srtt_us"].max() < 100_000, f["srtt_us"].max()
+    assert (f["cwnd"] <= 3).mean() >= 0.95, f["cwnd"].value_counts()
+    drops = cc_col(res, 0, "early_drops", T0)
+    assert drops.max() - drops.min() >= 20  # inference keeps firing in steady state
+    rate = delivered_rate_bps(res, [0], T0, 30)
+    assert 0.005 * RATE < rate < 0.05 * RATE, rate
+
+
 # --- link utilisation alone -----------------------------------------------------------------
 
 @pytest.mark.parametrize("scheme", ["illinois", "yeah", "veno", "nv"])

@@ -106,9 +106,11 @@ def test_copa_alone_keeps_a_small_standing_queue(tmp_path):
     few RTTs. Measured over 5–20 s: mean 7.8 packets (4.7 ms at 1.67 packets/ms), p95 22, max
     27; 19.8 Mbit/s. Bounds: mean ≤ 12 packets (≈ 7 ms), p95 ≤ 30 packets (18 ms), max ≤ 10 %
     of the buffer; ≥ 95 % of the link.
-    Known imperfection: the "nearly empty within 5 RTTs" detector misfires alone (measured
-    default mode in 79 % of samples, short competitive excursions; the paper expects ~100 %).
-    The ≥ 70 % bound documents today's behaviour; it is not the paper's claim."""
+    Default mode 78.5 % of samples, not the paper's ~100 %: with the Linux receiver's delayed
+    ACKs no RTT sample sees a truly empty queue (each ACK releases a pair that queues behind
+    itself, the first of a pair is held at the receiver), so a trough is sometimes missed and
+    competitive mode's growing 1/δ then sustains itself (copa.rs doc comment). The paper's
+    claim is tested with ACK-every-packet below; ≥ 70 % here documents the delayed-ACK case."""
     exp = experiment([{"scheme": "copa", "flows": 1, "direction": "->"}], duration=20,
                      rate="20Mbit", delay="20ms", queue=500, packets=False)
     res = run(tmp_path, exp)
@@ -122,6 +124,20 @@ def test_copa_alone_keeps_a_small_standing_queue(tmp_path):
     assert (mode == 1).mean() >= 0.7, f"default-mode fraction {(mode == 1).mean():.2f}"
     delta = cc_series(res, 0, "delta", 5, 20)
     assert (delta <= 0.5).all()
+
+
+def test_copa_alone_stays_in_default_mode_with_per_packet_acks(tmp_path):
+    """The paper's claim (Copa alone is essentially always in default mode) under the
+    reference's ACK pattern: genericCC ACKs every packet, so the receiver's delayed ACK is
+    off. Measured 100 % default mode over 5–20 s, δ = 0.5 throughout."""
+    exp = experiment([{"scheme": "copa", "flows": 1, "direction": "->",
+                       "tcp": {"delayed-ack": False}}], duration=20,
+                     rate="20Mbit", delay="20ms", queue=500, packets=False)
+    res = run(tmp_path, exp)
+    mode = cc_series(res, 0, "mode", 5, 20)
+    assert (mode == 1).mean() >= 0.95, f"default-mode fraction {(mode == 1).mean():.2f}"
+    assert (cc_series(res, 0, "delta", 5, 20) == 0.5).mean() >= 0.95
+    assert delivered_mbps(res, 0, 5, 20) >= 0.95 * 20
 
 
 def test_copa_goes_competitive_against_cubic(tmp_path):

@@ -26,6 +26,53 @@
 //! threshold test fails at once and cwnd is halved right at the start of the connection.
 //! u32 wrapping arithmetic of the threshold as the kernel (before any sample `owd_max − owd_min`
 //! wraps to 1 and the test passes).
+//!
+//! **Why LP alone collapses to cwnd ≈ 1 here, and what Linux really does** (checked against
+//! tcp_lp.c of 2.6.x–6.x, tcp_input.c, tcp_output.c, tcp_timer.c):
+//!
+//! * What the kernel's OWD contains. `tcp_lp_owd_calculator` computes
+//!   `rcv_tsval·(LP_RESOL/remote_hz) − rcv_tsecr·(LP_RESOL/TCP_TS_HZ)` (LP_RESOL = 1000 before
+//!   4.13, `TCP_TS_HZ` = 1000 since; both TS clocks are ms since 4.13, jiffies before).
+//!   `rcv_tsval` is the receiver's clock when it *sent* the ACK (tcp_options_write takes the
+//!   skb's send stamp; `tcp_delack_timer_handler` refreshes `tcp_mstamp` before
+//!   `tcp_send_ack`), and `rcv_tsecr` echoes `ts_recent`, the TSval of the segment at
+//!   `rcv_wup` (`tcp_replace_ts_recent`: only segments with seq ≤ rcv_wup update it, RFC 7323
+//!   §4.3), i.e. the *oldest* segment the ACK covers. So the kernel OWD = clock offset +
+//!   forward delay of that segment + the receiver's ACK hold time — the delayed-ACK hold does
+//!   enter it, as the RTT sample used here does (the RTT adds the constant reverse delay).
+//! * How long the hold is at cwnd 1. The claim "Linux inflates ato toward 200 ms at cwnd 1" is
+//!   wrong. `tcp_delack_timer_handler` does double `ato` (≤ `icsk_rto`) on every missed
+//!   timer, and `tcp_event_data_recv` never re-enters quick-ACK mode for a cwnd-1 sender (the
+//!   inter-arrival m ≈ RTT + 40 ms < the receiver's `icsk_rto` ≈ srtt + 200 ms, so no
+//!   `tcp_incr_quickack`; m > ato/`TCP_ATO_MIN`/2 so no deflation either), but
+//!   `tcp_send_delayed_ack` caps the timeout at max(srtt, `TCP_DELACK_MIN`) whenever the
+//!   receiver has an srtt — and it always has one from the handshake (`tcp_synack_rtt_meas` on
+//!   the passive side, the SYN-ACK's RTT on the active side). A lone segment therefore waits
+//!   ≈ max(RTT, 40 ms) (40.6 ms in the catalogue scenario), never 200 ms. The simulator's
+//!   receiver lacked that bound (it let the hold grow to 200 ms: RTT samples ≈ 240 ms, inference
+//!   3·240 ms > the ACK spacing, so LP never left the inference time); fixed in tcp/receiver.rs.
+//! * Why it still collapses with the Linux receiver (0.15 → 0.33 Mbit/s in the catalogue
+//!   scenario). With a clean relative OWD the mechanism is LP's own: once cwnd ≤ 1 every lone
+//!   segment waits for the 40-ms delayed-ACK timer, so the delay sample doubles (41 → 81 ms
+//!   RTT); after each inference `owd_min = sowd`, `owd_max = 2·sowd`, so the next inference
+//!   needs a 15 % rise of sowd — and sowd, an EWMA still converging from the 41-ms level to the
+//!   81-ms level, provides it. The cycle is cwnd 1 (within the 3·81-ms inference time) → 2 (both
+//!   segments ACKed at once) → 3 (the third waits 40 ms) → inference → 1. Even without delayed
+//!   ACKs (`tcp: {delayed-ack: false}`) LP alone reaches only ≈ 19 % of the link in that scenario.
+//! * Why real Linux LP usually does *not* do this. The kernel arithmetic is u32:
+//!   `rcv_tsval·k − rcv_tsecr` wraps; with `net.ipv4.tcp_timestamps = 1` (the default; random
+//!   per-connection `tsoffset` on both ends since 4.10/4.11) the offset is uniform in
+//!   [0, 2³²) ms. `sowd = mowd << 3` is a u32, so `sowd >> 3` is the OWD mod 2²⁹ while
+//!   `owd_min`/`owd_max` keep the full value: for 7/8 of connections `sowd >> 3 < owd_min` for
+//!   ever and LP never infers congestion (it is Reno); otherwise the first inference sets
+//!   `owd_max = 2·sowd` and the next one needs a rise of 15 % of the offset (hours). Also
+//!   `k = LP_RESOL/remote_hz` is an integer division with `remote_hz` an EWMA of truncated
+//!   `1000·Δtsval/Δtsecr` ratios hovering around 1000, so k flips between 1 and 0 (OWD =
+//!   −tsecr mod 2³²) from one ACK to the next. Only with offset-free ms clocks on both ends
+//!   (`tcp_timestamps = 2`, ≥ 4.13, or pre-4.10 hosts with equal jiffies, e.g. namespaces on one
+//!   machine) and k = 1 does the kernel see the clean relative OWD modelled here. ccbench keeps
+//!   the clean model (LP as designed, with Linux's ACK timing); treat LP results as "TCP-LP's
+//!   algorithm", not as a prediction of a default-configured Linux host.
 
 use super::reno::Reno;
 use super::{AckSample, CongestionControl, ParamInfo, Params, Sock};
