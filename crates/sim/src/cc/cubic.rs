@@ -12,6 +12,8 @@
 //!   update, the HZ/32 (31 ms) hold-off and `usecs_to_jiffies(delay_min)` (rounded up) all use it.
 //! * `offs³·cube_rtt_scale` is computed in 128 bits and saturated (the kernel's u64 product would
 //!   overflow after ≈ 300 s without a loss; irrelevant in practice).
+//! * HyStart round tracking as in ≥ 6.13 and the 6.1+ stable trees (25c1a9ca53db): the round
+//!   reset runs on every slow-start ACK, the `hystart_low_window` test only gates detection.
 //! * HyStart uses µs timestamps (`tcp_mstamp`) as in ≥ 5.7; the ACK-train threshold includes the
 //!   TSO/GRO cushion `min(1 ms, gso_max_size·4/pacing_rate)` with gso_max_size = 65536 B and is
 //!   halved when the socket is not paced (no fq and no internal pacing), as in the kernel.
@@ -300,6 +302,15 @@ impl Cubic {
         if sk.snd_una > self.end_seq {
             self.hystart_reset(sk);
         }
+        // The low-window test comes after the round reset (Linux 25c1a9ca53db "tcp_cubic: fix
+        // incorrect HyStart round start detection", 6.13, backported to 6.1+ stable): rounds are
+        // tracked from the first ACK, so they start with the first packet of a flight. Testing
+        // cwnd before the reset (the 5.7–6.12 form) starts the first tracked round when cwnd
+        // reaches 16, mid-flight, and every later round stays mid-flight: its first 8 delay
+        // samples then see the queue built by the flight's first half.
+        if sk.cwnd < self.p.hystart_low_window {
+            return;
+        }
         if self.p.hystart_detect & HYSTART_ACK_TRAIN != 0 {
             let now = sk.now_us;
             if now.wrapping_sub(self.last_ack) <= self.p.hystart_ack_delta_us as u64 {
@@ -415,7 +426,7 @@ impl CongestionControl for Cubic {
         if self.delay_min == 0 || self.delay_min > delay {
             self.delay_min = delay;
         }
-        if !self.found && sk.in_slow_start() && self.p.hystart && sk.cwnd >= self.p.hystart_low_window {
+        if !self.found && sk.in_slow_start() && self.p.hystart {
             self.hystart_update(sk, delay);
         }
     }
@@ -613,6 +624,43 @@ mod tests {
         }
         assert_eq!(exit_at, Some(11)); // 11 ms > 10 ms since round start
         assert_eq!(s.ssthresh, 32);
+    }
+
+    /// Linux ≥ 6.13 (25c1a9ca53db, in the 6.1+ stable trees): the round reset runs on every
+    /// slow-start ACK, also while cwnd < hystart_low_window, so the first tracked round ends
+    /// with the ACK of the initial window's last packet and rounds stay aligned with flights.
+    #[test]
+    fn hystart_rounds_tracked_below_low_window() {
+        let mut c = Cubic::new(CubicParams::default());
+        let mut s = sk_at(0, 10, crate::cc::TCP_INFINITE_SSTHRESH);
+        s.snd_nxt = 1; // init at the handshake: nothing sent yet
+        c.init(&mut s);
+        assert_eq!(c.end_seq, 1);
+        // First ACK of the initial window (cwnd 10 < 16): a round starts here, ending with
+        // snd_nxt now (IW of 10 plus the 2 just released).
+        s.now_us = 80_000;
+        s.snd_una = 1 + 1448;
+        s.snd_nxt = 1 + 12 * 1448;
+        c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 80_000, in_flight: 10 });
+        assert_eq!((c.round_start, c.end_seq), (80_000, 1 + 12 * 1448));
+        // cwnd reaches 16 within that round: no new round (pre-fix: a reset at cwnd 16, with
+        // end_seq = snd_nxt in the middle of the next flight).
+        for k in 2..=9u64 {
+            s.now_us = 80_000 + k * 240;
+            s.snd_una = 1 + k * 1448;
+            s.snd_nxt = 1 + (10 + 2 * k) * 1448;
+            s.cwnd = 10 + k as u32;
+            c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 80_000, in_flight: 10 });
+        }
+        assert_eq!((c.round_start, c.end_seq), (80_000, 1 + 12 * 1448));
+        assert_eq!(c.sample_cnt, 4); // samples counted only at cwnd ≥ 16 (ACKs 6–9)
+        // The ACK past end_seq opens the next round, whose end is the flight just sent.
+        s.now_us = 80_000 + 12 * 240;
+        s.snd_una = 1 + 13 * 1448;
+        s.snd_nxt = 1 + 36 * 1448;
+        s.cwnd = 22;
+        c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 80_000, in_flight: 20 });
+        assert_eq!((c.round_start, c.end_seq, c.sample_cnt), (80_000 + 12 * 240, 1 + 36 * 1448, 1));
     }
 
     #[test]

@@ -322,3 +322,29 @@ fn perf_bulk_with_random_loss() {
         f.retrans
     );
 }
+
+/// CUBIC HyStart exit on 50 Mbit/s, 40 ms one-way, unbounded FIFO (the agreement study's
+/// cubic-f1-q4-d40 before its first loss). Kernel 6.18 (which has 25c1a9ca53db, HyStart rounds
+/// tracked from the first ACK) leaves slow start at cwnd 490–491 at 0.61 s via the ACK-train
+/// detector: rounds begin with a flight's first packet, whose RTT carries no queue, so the
+/// delay detector stays quiet while each flight's ACK train is < delay_min/2 = 40 ms long
+/// (flight ≤ 173 packets at 0.232 ms each); the 4th tracked flight's train passes 40 ms after
+/// ≈ 173 more ACKs, at cwnd ≈ 320 + 173. With the pre-fix round tracking the simulator's rounds
+/// started mid-flight and the delay detector fired at cwnd 272 (0.51 s).
+#[test]
+fn cubic_hystart_exit_matches_kernel_50mbit_80ms() {
+    let mut p = Pipe::new("cubic", &TcpConfig::default(), None, 40 * MS, Some(50_000_000), no_drop());
+    let mut exit = None;
+    let mut t = 0;
+    while t < 1_000 * MS && exit.is_none() {
+        t += MS;
+        p.run_until(t);
+        let f = p.s.sample(p.now);
+        if f.ssthresh < u32::MAX {
+            exit = Some((t, f.ssthresh));
+        }
+    }
+    let (t, ssthresh) = exit.expect("HyStart exit within 1 s");
+    assert!((460..=520).contains(&ssthresh), "exit at ssthresh {ssthresh} (kernel 490–491)");
+    assert!((580 * MS..=640 * MS).contains(&t), "exit at {} ms (kernel ≈ 610 ms)", t / MS);
+}
