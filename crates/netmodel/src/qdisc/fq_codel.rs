@@ -1,11 +1,12 @@
 //! FQ-CoDel (RFC 8290), as Linux `sch_fq_codel.c`.
 //!
 //! Packets are queued per flow; flows are served by deficit round robin with a byte quantum,
-//! newly active flows (the "new" list) before the backlogged ones (the "old" list); each flow
-//! queue runs its own CoDel (see [`super::codel`]), whose `mtu` test looks at the backlog of
-//! the whole qdisc, as in Linux. When the total packet limit (or the optional memory limit) is
-//! exceeded, the flow with the largest byte backlog loses packets from its head: at least one,
-//! up to half its backlog, at most `drop_batch_size` — and its CoDel `count` grows by as many.
+//! newly active flows (the "new" list) before the backlogged ones (the "old" list), by the
+//! scheduler shared with FQ-PIE ([`super::drr`]); each flow queue runs its own CoDel (see
+//! [`super::codel`]), whose `mtu` test looks at the backlog of the whole qdisc, as in Linux.
+//! When the total packet limit (or the optional memory limit) is exceeded, the flow with the
+//! largest byte backlog loses packets from its head: at least one, up to half its backlog, at
+//! most `drop_batch_size` — and its CoDel `count` grows by as many.
 //!
 //! Differences from Linux:
 //! * Flows are `PktMeta::flow` exactly: one queue per flow, no hash and so no collisions
@@ -17,14 +18,14 @@
 //! * The limit may also be in bytes (mahimahi style): exceeding it triggers the same
 //!   fat-flow drop as the packet limit.
 
-use std::collections::{HashMap, VecDeque};
-
 use serde::Deserialize;
 
 use super::codel::{codel_dequeue, CodelParams, CodelSource, CodelVars};
 use super::defaults;
+use super::drr::{Drr, FlowAqm, FlowQueue, Overflow};
 use crate::{Nanos, PktMeta};
-use crate::queue::Qdisc;
+#[cfg(test)]
+use crate::queue::Qdisc; // the tests' `use super::*`
 
 fn default_limit() -> Option<u32> {
     Some(10_240)
@@ -86,189 +87,63 @@ impl Default for FqCodelConfig {
     }
 }
 
-struct Flow {
-    id: u32,
-    q: VecDeque<(PktMeta, Nanos)>,
-    backlog: u64,
-    deficit: i64,
-    cvars: CodelVars,
-    /// On the new or the old list (Linux: `!list_empty(&flow->flowchain)`).
-    listed: bool,
-}
-
-/// CoDel's view of one flow: pops from the flow, backlog of the whole qdisc.
-struct FlowSource<'a> {
-    q: &'a mut VecDeque<(PktMeta, Nanos)>,
-    flow_backlog: &'a mut u64,
-    len: &'a mut usize,
-    bytes: &'a mut u64,
-}
-
-impl CodelSource for FlowSource<'_> {
-    fn pop(&mut self) -> Option<(PktMeta, Nanos)> {
-        let e = self.q.pop_front()?;
-        *self.flow_backlog -= e.0.size as u64;
-        *self.len -= 1;
-        *self.bytes -= e.0.size as u64;
-        Some(e)
-    }
-    fn backlog(&self) -> u64 {
-        *self.bytes
-    }
-}
-
-pub struct FqCodel {
-    flows: Vec<Flow>,
-    index: HashMap<u32, usize>,
-    new_flows: VecDeque<usize>,
-    old_flows: VecDeque<usize>,
-    len: usize,
-    bytes: u64,
-    limit_packets: Option<u32>,
-    limit_bytes: Option<u64>,
-    memory_limit: Option<u64>,
-    quantum: i64,
-    drop_batch: u32,
+/// CoDel on each flow of the [`Drr`] scheduler; its `mtu` test sees the whole qdisc's
+/// backlog, and a fat-flow head drop of `n` packets adds `n` to the flow's `count` (Linux).
+pub struct FqCodelAqm {
     params: CodelParams,
     marks: u64,
-    sojourn: Option<Nanos>,
 }
 
-impl FqCodel {
-    pub fn new(c: &FqCodelConfig) -> Self {
-        FqCodel {
-            flows: Vec::new(),
-            index: HashMap::new(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
-            len: 0,
-            bytes: 0,
-            limit_packets: c.packets,
-            limit_bytes: c.bytes,
-            memory_limit: c.memory_limit,
-            quantum: c.quantum as i64,
-            drop_batch: c.drop_batch_size.max(1),
-            params: CodelParams::new(c.target_ns, c.interval_ns, c.mtu, c.ecn, c.ce_threshold_ns),
-            marks: 0,
-            sojourn: None,
-        }
-    }
-
-    fn flow_index(&mut self, id: u32) -> usize {
-        if let Some(&i) = self.index.get(&id) {
-            return i;
-        }
-        let i = self.flows.len();
-        self.flows.push(Flow { id, q: VecDeque::new(), backlog: 0, deficit: 0, cvars: CodelVars::default(), listed: false });
-        self.index.insert(id, i);
-        i
-    }
-
-    /// `fq_codel_drop`: drop from the head of the fattest flow until half its backlog is
-    /// gone (at least one packet, at most `drop_batch`); returns that flow's index.
-    fn drop_fat(&mut self, drops: &mut Vec<PktMeta>) -> usize {
-        let mut idx = 0;
-        let mut max = 0;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.backlog > max || (f.backlog == max && max > 0 && f.id < self.flows[idx].id) {
-                max = f.backlog;
-                idx = i;
-            }
-        }
-        let threshold = max >> 1;
-        let f = &mut self.flows[idx];
-        let mut len = 0u64;
-        let mut n = 0u32;
-        while let Some((p, _)) = f.q.pop_front() {
-            len += p.size as u64;
-            drops.push(p);
-            n += 1;
-            if n >= self.drop_batch || len >= threshold {
-                break;
-            }
-        }
-        f.cvars.count = f.cvars.count.wrapping_add(n);
-        f.backlog -= len;
-        self.bytes -= len;
-        self.len -= n as usize;
-        idx
-    }
+/// One flow's CoDel variables.
+pub struct CodelFlow {
+    cvars: CodelVars,
 }
 
-impl Qdisc for FqCodel {
-    fn enqueue(&mut self, now: Nanos, pkt: PktMeta, drops: &mut Vec<PktMeta>) {
-        let i = self.flow_index(pkt.flow);
-        let f = &mut self.flows[i];
-        f.q.push_back((pkt, now));
-        f.backlog += pkt.size as u64;
-        if !f.listed {
-            f.listed = true;
-            f.deficit = self.quantum;
-            self.new_flows.push_back(i);
-        }
-        self.len += 1;
-        self.bytes += pkt.size as u64;
-        let over = self.limit_packets.is_some_and(|l| self.len as u64 > l as u64)
-            || self.limit_bytes.is_some_and(|l| self.bytes > l)
-            || self.memory_limit.is_some_and(|l| self.bytes > l);
-        if over {
-            self.drop_fat(drops);
-        }
+impl FlowAqm for FqCodelAqm {
+    type State = CodelFlow;
+
+    fn new_state(&self) -> CodelFlow {
+        CodelFlow { cvars: CodelVars::default() }
     }
 
-    fn dequeue(&mut self, now: Nanos, drops: &mut Vec<PktMeta>) -> Option<PktMeta> {
-        loop {
-            let from_new = !self.new_flows.is_empty();
-            let i = *(if from_new { &self.new_flows } else { &self.old_flows }).front()?;
-            if self.flows[i].deficit <= 0 {
-                self.flows[i].deficit += self.quantum;
-                if from_new {
-                    self.new_flows.pop_front();
-                } else {
-                    self.old_flows.pop_front();
-                }
-                self.old_flows.push_back(i);
-                continue;
-            }
-            let Flow { q, backlog, cvars, .. } = &mut self.flows[i];
-            let mut src = FlowSource { q, flow_backlog: backlog, len: &mut self.len, bytes: &mut self.bytes };
-            match codel_dequeue(&mut src, now, &self.params, cvars, drops, &mut self.marks) {
-                None => {
-                    // Empty: a new flow takes one pass through the old list (so that it cannot
-                    // starve the old ones by going idle and coming back new); otherwise it
-                    // leaves the lists.
-                    if from_new {
-                        self.new_flows.pop_front();
-                        if !self.old_flows.is_empty() {
-                            self.old_flows.push_back(i);
-                        } else {
-                            self.flows[i].listed = false;
-                        }
-                    } else {
-                        self.old_flows.pop_front();
-                        self.flows[i].listed = false;
-                    }
-                }
-                Some((p, t)) => {
-                    self.flows[i].deficit -= p.size as i64;
-                    self.sojourn = Some(now - t);
-                    return Some(p);
-                }
-            }
-        }
+    fn head_dropped(&mut self, flow: &mut CodelFlow, n: u32) {
+        flow.cvars.count = flow.cvars.count.wrapping_add(n);
     }
 
-    fn len_packets(&self) -> usize {
-        self.len
+    fn dequeue(
+        &mut self,
+        now: Nanos,
+        flow: &mut CodelFlow,
+        queue: &mut FlowQueue<'_>,
+        drops: &mut Vec<PktMeta>,
+    ) -> Option<(PktMeta, Nanos)> {
+        codel_dequeue(queue, now, &self.params, &mut flow.cvars, drops, &mut self.marks)
     }
-    fn len_bytes(&self) -> u64 {
-        self.bytes
-    }
+
     fn marks(&self) -> u64 {
         self.marks
     }
-    fn sojourn_ns(&self) -> Option<Nanos> {
-        self.sojourn
+}
+
+/// CoDel's view of one flow: pops from the flow, backlog of the whole qdisc.
+impl CodelSource for FlowQueue<'_> {
+    fn pop(&mut self) -> Option<(PktMeta, Nanos)> {
+        FlowQueue::pop(self)
+    }
+    fn backlog(&self) -> u64 {
+        self.qdisc_backlog()
+    }
+}
+
+pub type FqCodel = Drr<FqCodelAqm>;
+
+impl FqCodel {
+    pub fn new(c: &FqCodelConfig) -> Self {
+        let aqm = FqCodelAqm {
+            params: CodelParams::new(c.target_ns, c.interval_ns, c.mtu, c.ecn, c.ce_threshold_ns),
+            marks: 0,
+        };
+        Drr::with_aqm(aqm, c.quantum, c.packets, c.bytes, c.memory_limit, Overflow::DropFattest { batch: c.drop_batch_size })
     }
 }
 

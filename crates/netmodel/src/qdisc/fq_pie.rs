@@ -1,6 +1,7 @@
 //! FQ-PIE, as Linux `sch_fq_pie.c`: per-flow queues served by deficit round robin (new flows
-//! first, as FQ-CoDel), each with its own PIE state updated every `tupdate` from the flow's
-//! own backlog; early drops and ECN marks at enqueue by the arriving packet's flow.
+//! first; the scheduler shared with FQ-CoDel, [`super::drr`]), each with its own PIE state
+//! updated every `tupdate` from the flow's own backlog; early drops and ECN marks at enqueue by
+//! the arriving packet's flow.
 //!
 //! As in Linux: an arrival at the total packet limit is dropped (no fat-flow search, unlike
 //! FQ-CoDel), ECT packets are marked instead of dropped while their flow's probability is at
@@ -11,13 +12,14 @@
 //! collisions; Linux has 1024 buckets); the PIE differences listed in [`super::pie`]; the
 //! limit may also be in bytes; quantum and memory in IP bytes.
 
-use std::collections::{HashMap, VecDeque};
-
 use serde::Deserialize;
 
 use super::defaults;
+use super::drr::{Drr, DrrFlow, FlowAqm, FlowQueue, Overflow};
 use super::pie::{calculate_probability, drop_early, process_dequeue, PieParams, PieVars, FIRST_UPDATE_NS, MAX_PROB};
-use crate::queue::{over_limit, set_ce, Qdisc};
+use crate::queue::set_ce;
+#[cfg(test)]
+use crate::queue::Qdisc; // the tests' `use super::*`
 use crate::{Nanos, PktMeta, Rng};
 
 fn default_limit() -> Option<u32> {
@@ -92,167 +94,84 @@ impl Default for FqPieConfig {
     }
 }
 
-struct Flow {
-    q: VecDeque<(PktMeta, Nanos)>,
-    backlog: u64,
-    deficit: i64,
-    vars: PieVars,
-    listed: bool,
-}
-
-pub struct FqPie {
-    flows: Vec<Flow>,
-    index: HashMap<u32, usize>,
-    new_flows: VecDeque<usize>,
-    old_flows: VecDeque<usize>,
-    len: usize,
-    bytes: u64,
-    limit_packets: Option<u32>,
-    limit_bytes: Option<u64>,
-    memory_limit: Option<u64>,
-    quantum: i64,
+/// PIE on each flow of the [`Drr`] scheduler: early drops and marks at enqueue by the flow's
+/// own probability, updated every `tupdate` from the flow's own backlog.
+pub struct FqPieAqm {
     ecn_prob: u64,
     params: PieParams,
     next_update: Nanos,
     rng: Rng,
     marks: u64,
-    /// Arrivals while over the memory limit (counted, as Linux's `overmemory`).
-    pub overmemory: u64,
-    sojourn: Option<Nanos>,
 }
 
-impl FqPie {
-    pub fn new(c: &FqPieConfig, rng: Rng) -> Self {
-        FqPie {
-            flows: Vec::new(),
-            index: HashMap::new(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
-            len: 0,
-            bytes: 0,
-            limit_packets: c.packets,
-            limit_bytes: c.bytes,
-            memory_limit: c.memory_limit,
-            quantum: c.quantum as i64,
-            ecn_prob: (MAX_PROB / 100) * c.ecn_prob as u64,
-            params: PieParams::new(c.target_ns, c.tupdate_ns, c.alpha, c.beta, c.max_burst_ns, c.ecn, c.bytemode, c.dq_rate_estimator, c.mtu),
-            next_update: if c.tupdate_ns == 0 { Nanos::MAX } else { FIRST_UPDATE_NS },
-            rng,
-            marks: 0,
-            overmemory: 0,
-            sojourn: None,
-        }
-    }
+/// One flow's PIE variables.
+pub struct PieFlow {
+    vars: PieVars,
+}
 
-    fn flow_index(&mut self, id: u32) -> usize {
-        if let Some(&i) = self.index.get(&id) {
-            return i;
-        }
-        let i = self.flows.len();
-        self.flows.push(Flow { q: VecDeque::new(), backlog: 0, deficit: 0, vars: PieVars::new(&self.params), listed: false });
-        self.index.insert(id, i);
-        i
-    }
+impl FlowAqm for FqPieAqm {
+    type State = PieFlow;
 
-    /// Probability of flow `id` in [0, 1] (0 for an unknown flow).
-    pub fn probability(&self, id: u32) -> f64 {
-        self.index.get(&id).map_or(0.0, |&i| self.flows[i].vars.probability())
+    fn new_state(&self) -> PieFlow {
+        PieFlow { vars: PieVars::new(&self.params) }
     }
 
     /// Run the per-flow probability updates due by `now` (every flow every `tupdate`).
-    fn catch_up(&mut self, now: Nanos) {
+    fn catch_up(&mut self, now: Nanos, flows: &mut [DrrFlow<PieFlow>]) {
         while self.next_update <= now {
-            for f in &mut self.flows {
-                calculate_probability(&self.params, &mut f.vars, f.backlog);
+            for f in flows.iter_mut() {
+                calculate_probability(&self.params, &mut f.state.vars, f.backlog);
             }
             self.next_update += self.params.tupdate_ns;
         }
     }
-}
 
-impl Qdisc for FqPie {
-    fn enqueue(&mut self, now: Nanos, mut pkt: PktMeta, drops: &mut Vec<PktMeta>) {
-        self.catch_up(now);
-        let i = self.flow_index(pkt.flow);
-        if self.memory_limit.is_some_and(|l| self.bytes > l + pkt.size as u64) {
-            self.overmemory += 1;
-        }
-        let f = &mut self.flows[i];
-        let admit = !over_limit(self.limit_packets, self.limit_bytes, self.len, self.bytes, pkt.size)
-            && (!drop_early(&self.params, &mut f.vars, f.backlog, pkt.size, &mut self.rng)
-                || (self.params.ecn && f.vars.prob <= self.ecn_prob && set_ce(&mut pkt, &mut self.marks)));
-        if !admit {
-            f.vars.accu_prob = 0;
-            drops.push(pkt);
-            return;
-        }
-        self.len += 1;
-        self.bytes += pkt.size as u64;
-        f.q.push_back((pkt, now));
-        if !f.listed {
-            f.listed = true;
-            f.deficit = self.quantum;
-            f.backlog = 0;
-            self.new_flows.push_back(i);
-        }
-        f.backlog += pkt.size as u64;
+    fn admit(&mut self, f: &mut DrrFlow<PieFlow>, pkt: &mut PktMeta) -> bool {
+        let vars = &mut f.state.vars;
+        !drop_early(&self.params, vars, f.backlog, pkt.size, &mut self.rng)
+            || (self.params.ecn && vars.prob <= self.ecn_prob && set_ce(pkt, &mut self.marks))
     }
 
-    fn dequeue(&mut self, now: Nanos, _drops: &mut Vec<PktMeta>) -> Option<PktMeta> {
-        self.catch_up(now);
-        loop {
-            let from_new = !self.new_flows.is_empty();
-            let i = *(if from_new { &self.new_flows } else { &self.old_flows }).front()?;
-            let f = &mut self.flows[i];
-            if f.deficit <= 0 {
-                f.deficit += self.quantum;
-                if from_new {
-                    self.new_flows.pop_front();
-                } else {
-                    self.old_flows.pop_front();
-                }
-                self.old_flows.push_back(i);
-                continue;
-            }
-            match f.q.pop_front() {
-                None => {
-                    if from_new {
-                        self.new_flows.pop_front();
-                        if !self.old_flows.is_empty() {
-                            self.old_flows.push_back(i);
-                        } else {
-                            self.flows[i].listed = false;
-                        }
-                    } else {
-                        self.old_flows.pop_front();
-                        self.flows[i].listed = false;
-                    }
-                }
-                Some((p, t)) => {
-                    let len = p.size as u64;
-                    self.len -= 1;
-                    self.bytes -= len;
-                    f.deficit -= len as i64;
-                    f.backlog -= len;
-                    process_dequeue(&self.params, &mut f.vars, now, t, p.size, f.backlog);
-                    self.sojourn = Some(now - t);
-                    return Some(p);
-                }
-            }
-        }
+    fn rejected(&mut self, f: &mut PieFlow) {
+        f.vars.accu_prob = 0;
     }
 
-    fn len_packets(&self) -> usize {
-        self.len
+    fn dequeue(
+        &mut self,
+        now: Nanos,
+        f: &mut PieFlow,
+        queue: &mut FlowQueue<'_>,
+        _drops: &mut Vec<PktMeta>,
+    ) -> Option<(PktMeta, Nanos)> {
+        let (p, t) = queue.pop()?;
+        process_dequeue(&self.params, &mut f.vars, now, t, p.size, queue.flow_backlog());
+        Some((p, t))
     }
-    fn len_bytes(&self) -> u64 {
-        self.bytes
-    }
+
     fn marks(&self) -> u64 {
         self.marks
     }
-    fn sojourn_ns(&self) -> Option<Nanos> {
-        self.sojourn
+}
+
+/// `overmemory` counts arrivals while over the memory limit (as Linux's).
+pub type FqPie = Drr<FqPieAqm>;
+
+impl FqPie {
+    pub fn new(c: &FqPieConfig, rng: Rng) -> Self {
+        let params = PieParams::new(c.target_ns, c.tupdate_ns, c.alpha, c.beta, c.max_burst_ns, c.ecn, c.bytemode, c.dq_rate_estimator, c.mtu);
+        let aqm = FqPieAqm {
+            ecn_prob: (MAX_PROB / 100) * c.ecn_prob as u64,
+            next_update: if c.tupdate_ns == 0 { Nanos::MAX } else { FIRST_UPDATE_NS },
+            params,
+            rng,
+            marks: 0,
+        };
+        Drr::with_aqm(aqm, c.quantum, c.packets, c.bytes, c.memory_limit, Overflow::DropArrival)
+    }
+
+    /// Probability of flow `id` in [0, 1] (0 for an unknown flow).
+    pub fn probability(&self, id: u32) -> f64 {
+        self.flow(id).map_or(0.0, |f| f.vars.probability())
     }
 }
 

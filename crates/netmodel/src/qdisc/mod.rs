@@ -6,6 +6,7 @@
 //! time the discipline is called; between calls its inputs do not change, so this is exact.
 
 pub mod codel;
+pub mod drr;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod pie;
