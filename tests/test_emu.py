@@ -233,18 +233,17 @@ def test_sigkill_then_ccbench_clean(tmp_path):
 
 
 def test_simulator_only_workloads_are_refused_before_anything_is_created(tmp_path):
-    """UDP sources, app-rate, on/off and arrivals exist only in the simulator so far: the
-    emulation backend must say so, naming the flows, instead of running something else."""
-    import ccbench
+    """Short-flow arrivals exist only in the simulator so far: the emulation backend must say
+    so, naming the flow, instead of running something else. UDP CBR, app-rate and on/off run
+    on the flow agent (tests/test_emu_workloads.py) and pass the preflight."""
     from ccbench import config
     from ccbench.doctor import EmuUnavailable, preflight
     exp = config.resolve({"duration": 2, "central": {"rate": "20Mbit", "delay": "5ms"},
                           "flows": [{"scheme": "udp", "app-rate": "5Mbit"},
                                     {"scheme": "cubic", "onoff": {"on": "1s", "off": "1s"}},
-                                    {"scheme": "reno"}]})
+                                    {"scheme": "reno", "arrivals": {"rate": 5, "size": "10KB"}}]})
     with pytest.raises(EmuUnavailable) as e:
         preflight(exp)
     msg = str(e.value)
-    assert "Flow 1: udp" in msg and "UDP constant-bit-rate" in msg and "app-rate" in msg
-    assert "Flow 2: cubic" in msg and "on/off" in msg
-    assert "tcp_udp" not in msg and "Flow 3" not in msg
+    assert "Flow 3: reno" in msg and "short-flow arrivals" in msg
+    assert "tcp_udp" not in msg and "Flow 1" not in msg and "Flow 2" not in msg

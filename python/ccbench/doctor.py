@@ -130,15 +130,15 @@ def preflight(experiment: dict) -> list[Check]:
     for f in experiment.get("flows", []):
         if f.get("command"):
             continue
-        sim_only = [what for k, what in (("arrivals", "short-flow arrivals"), ("app_rate_bps", "app-rate"),
-                                         ("onoff", "on/off")) if f.get(k) is not None]
-        if f["scheme"] == "udp":
-            sim_only.append("UDP constant-bit-rate")
+        # UDP CBR, app-rate and on/off run on the agent (docs/emulation.md, "Workloads")
+        sim_only = [what for k, what in (("arrivals", "short-flow arrivals"),) if f.get(k) is not None]
         if sim_only:
             problems.append(
                 f"flow {f['id']} ({f.get('label', '')}) uses {', '.join(sim_only)}, which the emulation "
                 "backend's flow agent does not generate yet. Fix: run it with --backend sim, or drop "
                 "those keys for --backend emu")
+            continue
+        if f["scheme"] == "udp":
             continue
         if f["scheme"] not in avail:
             problems.append(

@@ -9,6 +9,9 @@ pub struct FlowConfig {
     pub id: u32,
     pub src: String,
     pub dst: String,
+    /// Congestion control, or "udp" for a constant-bit-rate UDP source.
+    #[serde(default)]
+    pub scheme: String,
     #[serde(default)]
     pub start_ns: u64,
     #[serde(default)]

@@ -393,7 +393,8 @@ class Emulation:
         servers = []
         for f in self.agent_flows:
             p = subprocess.Popen(
-                [str(self.agent_bin), "server", "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
+                [str(self.agent_bin), "udp-server" if f["scheme"] == "udp" else "server",
+                 "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
                  "--end", str(dur), "--run", self.run_id, "--nice", str(AGENT_NICE)],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 preexec_fn=self._preexec(self.ns[f["dst"]]))
@@ -406,6 +407,21 @@ class Emulation:
                                f"{p.stderr.read().strip() if p.poll() is not None else ''}")
         clients = []
         for f in self.agent_flows:
+            if f["scheme"] == "udp":
+                # constant bit rate of IP bytes, datagrams of mss + 52 IP bytes (1500), as the
+                # simulator's UDP sources; no TCP_INFO samples (no flows rows, as in the simulator)
+                args = [str(self.agent_bin), "udp-client", "--dst", self.addr[f["dst"]],
+                        "--port", str(PORT_BASE + f["id"]), "--rate", str(int(f["app_rate_bps"])),
+                        "--size", str(min(1500, int(self.exp.get("mss", 1448)) + 52)),
+                        "--t0", str(t0), "--start", str(f.get("start_ns") or 0), "--end", str(dur),
+                        "--run", self.run_id, "--nice", str(AGENT_NICE)]
+                if f.get("stop_ns") is not None:
+                    args += ["--stop", str(f["stop_ns"])]
+                p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=self._preexec(self.ns[f["src"]]))
+                self.procs.append(p)
+                clients.append((f, p))
+                continue
             args = [str(self.agent_bin), "client", "--dst", self.addr[f["dst"]],
                     "--port", str(PORT_BASE + f["id"]), "--cc", f["scheme"], "--t0", str(t0),
                     "--start", str(f.get("start_ns") or 0), "--end", str(dur),
@@ -416,6 +432,17 @@ class Emulation:
                 args += ["--stop", str(f["stop_ns"])]
             if f.get("bytes"):
                 args += ["--bytes", str(f["bytes"])]
+            if f.get("app_rate_bps"):
+                args += ["--app-rate", str(int(f["app_rate_bps"])), "--mss", str(int(self.exp.get("mss", 1448)))]
+            if f.get("onoff"):
+                args += ["--on", str(int(f["onoff"]["on_ns"])), "--off", str(int(f["onoff"]["off_ns"]))]
+                if not f.get("app_rate_bps"):
+                    # backlogged on/off: at most ~1 ms of the path's rate (≥ 16 KB) unsent in the
+                    # socket, so little is sent after an on period ends (the kernel cannot withdraw it)
+                    rates = [self.exp["links"][j]["rate_bps"] for j in f["path"]
+                             if self.exp["links"][j].get("rate_bps")]
+                    lowat = min(4 << 20, max(16 << 10, (min(rates) // 8000) if rates else 0))
+                    args += ["--notsent-lowat", str(lowat)]
             p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  preexec_fn=self._preexec(self.ns[f["src"]]))
             self.procs.append(p)

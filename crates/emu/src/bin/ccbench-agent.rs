@@ -226,6 +226,16 @@ fn client(a: &Args) {
     let bytes = a.u64("bytes", Some(0));
     let interval = a.u64("interval", Some(10_000_000)).max(1);
     let out_path = a.0.get("out").cloned();
+    let app_rate = match a.u64("app-rate", Some(0)) {
+        0 => None,
+        r => Some(r),
+    };
+    let onoff = match (a.u64("on", Some(0)), a.u64("off", Some(0))) {
+        (0, _) => None,
+        (on, off) => Some((on, off)),
+    };
+    let mss = a.u64("mss", Some(1448)).max(1);
+    let lowat = a.u64("notsent-lowat", Some(65536)).max(1);
     clock::set_timer_slack(1);
 
     // SAFETY: plain socket calls on fds we own, with valid pointers and lengths.
@@ -289,27 +299,25 @@ fn client(a: &Args) {
         })
     };
 
-    let buf = vec![0u8; 1 << 18];
     let mut written: u64 = 0;
     let mut completed_ns: Option<u64> = None;
     let mut error: Option<String> = None;
+    let mut periods: u64 = 0;
     if connected {
-        while mono_ns() < stop && (bytes == 0 || written < bytes) {
-            if !wait_fd(fd, libc::POLLOUT, stop) {
-                continue;
-            }
-            let want = if bytes == 0 { buf.len() } else { (bytes - written).min(buf.len() as u64) as usize };
-            let r = unsafe { libc::send(fd, buf.as_ptr() as *const _, want, libc::MSG_NOSIGNAL) };
-            if r > 0 {
-                written += r as u64;
-            } else if r < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EAGAIN) && e.raw_os_error() != Some(libc::EINTR) {
-                    error = Some(format!("send: {e}"));
-                    break;
-                }
-            }
+        let limit = onoff.is_some() && app_rate.is_none();
+        let app = AppSpec { rate_bps: app_rate, onoff, chunk: mss, start, stop, bytes,
+                            max_unsent: limit.then_some(lowat) };
+        if limit {
+            // A backlogged on/off source cannot withdraw what the socket holds at the end of
+            // an on period (the simulator does): keep at most `lowat` unsent bytes queued.
+            let v = lowat as i32;
+            // SAFETY: setsockopt with a valid int.
+            unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, &v as *const i32 as *const _, 4) };
         }
+        let r = app_write(fd, &app);
+        written = r.0;
+        periods = r.1;
+        error = r.2;
         if bytes > 0 && written == bytes {
             // Finite flow: wait until the kernel holds no unacknowledged byte.
             while mono_ns() < end {
@@ -334,7 +342,223 @@ fn client(a: &Args) {
     println!(
         "{}",
         serde_json::json!({"cc": actual_cc, "connected": connected, "connected_ns": connected_ns,
-                           "bytes_written": written, "completed_ns": completed_ns, "error": error})
+                           "bytes_written": written, "completed_ns": completed_ns, "error": error,
+                           "app_rate_bps": app_rate, "on_periods": periods})
+    );
+}
+
+/// What the sending application writes (see docs/emulation.md, "Workloads").
+struct AppSpec {
+    /// Application rate of payload bytes (None: as fast as the socket takes them).
+    rate_bps: Option<u64>,
+    /// (on, off) periods in ns.
+    onoff: Option<(u64, u64)>,
+    /// Bytes per application write of a rate-limited source (one MSS, as the simulator).
+    chunk: u64,
+    start: u64,
+    stop: u64,
+    /// Total bytes (0 = unlimited).
+    bytes: u64,
+    /// Keep at most this many bytes unsent in the socket (SIOCOUTQNSD) when set.
+    max_unsent: Option<u64>,
+}
+
+/// Granularity of a rate-limited writer: it wakes at the simulator's write instants
+/// (`period_start + k·chunk·8/rate`) when they are at least this far apart, else every TICK and
+/// writes every chunk due by then (a burst of at most rate × TICK).
+const APP_TICK_NS: u64 = 1_000_000;
+
+/// Write into the non-blocking socket `fd` as `app` says until its stop (or its byte count).
+/// Returns (bytes written, on periods begun, error).
+fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
+    let buf = vec![0u8; 1 << 18];
+    let mut written: u64 = 0;
+    let mut periods: u64 = 0;
+    let mut cur_period = u64::MAX;
+    let mut period_written: u64 = 0;
+    loop {
+        let now = mono_ns();
+        if now >= app.stop || (app.bytes > 0 && written >= app.bytes) {
+            break;
+        }
+        // the current on period: [p_start, p_end); off until p_next
+        let (p_start, p_end, p_idx) = match app.onoff {
+            None => (app.start, app.stop, 0),
+            Some((on, off)) => {
+                let cyc = (on + off).max(1);
+                let k = (now - app.start) / cyc;
+                (app.start + k * cyc, app.start + k * cyc + on, k)
+            }
+        };
+        if p_idx != cur_period {
+            cur_period = p_idx;
+            period_written = 0;
+            periods += 1;
+        }
+        if now >= p_end {
+            // off: write nothing until the next on period
+            let (on, off) = app.onoff.unwrap();
+            let _ = on;
+            clock::sleep_until((p_end + off).min(app.stop));
+            continue;
+        }
+        let p_end = p_end.min(app.stop);
+        let mut want = buf.len() as u64;
+        let mut next_wake = p_end;
+        if let Some(rate) = app.rate_bps {
+            // chunks due at `now`: the k-th (k = 0, 1, ...) is written at p_start + k·chunk·8/rate
+            let per = |k: u64| p_start + (k as u128 * app.chunk as u128 * 8_000_000_000 / rate as u128) as u64;
+            let k_due = ((now - p_start) as u128 * rate as u128 / (app.chunk as u128 * 8_000_000_000)) as u64 + 1;
+            let due = k_due * app.chunk;
+            next_wake = per(k_due).max(now + APP_TICK_NS.min(per(k_due + 1) - per(k_due))).min(p_end);
+            want = due.saturating_sub(period_written);
+            if want == 0 {
+                clock::sleep_until(next_wake);
+                continue;
+            }
+            want = want.min(buf.len() as u64);
+        }
+        if app.bytes > 0 {
+            want = want.min(app.bytes - written);
+        }
+        if let Some(lim) = app.max_unsent {
+            // TCP_NOTSENT_LOWAT alone lets the tail skb grow by up to 64 KB past it
+            let mut nsd: i32 = 0;
+            // SAFETY: ioctl into an int we own.
+            unsafe { libc::ioctl(fd, libc::SIOCOUTQNSD, &mut nsd) };
+            want = want.min(lim.saturating_sub(nsd.max(0) as u64));
+            if want == 0 {
+                wait_fd(fd, libc::POLLOUT, next_wake.max(now + 1));
+                continue;
+            }
+        }
+        // SAFETY: sending from our buffer on our socket.
+        let r = unsafe { libc::send(fd, buf.as_ptr() as *const _, want as usize, libc::MSG_NOSIGNAL) };
+        if r > 0 {
+            written += r as u64;
+            period_written += r as u64;
+            if app.rate_bps.is_some() && r as u64 == want {
+                continue; // caught up; the next pass sleeps until the next instant
+            }
+        } else if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EAGAIN) && e.raw_os_error() != Some(libc::EINTR) {
+                return (written, periods, Some(format!("send: {e}")));
+            }
+        }
+        // socket full: wait for room (or the end of the on period)
+        wait_fd(fd, libc::POLLOUT, next_wake.max(now + 1));
+    }
+    (written, periods, None)
+}
+
+/// `udp-server --port P [--t0 T0] [--end E]`: count the datagrams of a UDP CBR flow.
+fn udp_server(a: &Args) {
+    let port = a.u64("port", None) as u16;
+    let t0 = a.u64("t0", Some(mono_ns()));
+    let end = t0 + a.u64("end", Some(FOREVER));
+    // SAFETY: plain socket calls on an fd we own, with valid pointers.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    if fd < 0 {
+        die(1, &errno_msg("socket"));
+    }
+    let sz: i32 = 8 << 20;
+    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &sz as *const i32 as *const _, 4) };
+    let sa = sockaddr(0, port);
+    if unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } != 0 {
+        die(1, &errno_msg("bind"));
+    }
+    set_nonblocking(fd);
+    println!("listening");
+    std::io::stdout().flush().ok();
+    let (mut pkts, mut bytes) = (0u64, 0u64);
+    let mut buf = vec![0u8; 65536];
+    while mono_ns() < end {
+        if !wait_fd(fd, libc::POLLIN, end) {
+            continue;
+        }
+        loop {
+            let r = unsafe { libc::recv(fd, buf.as_mut_ptr() as *mut _, buf.len(), 0) };
+            if r < 0 {
+                break;
+            }
+            pkts += 1;
+            bytes += r as u64;
+        }
+    }
+    println!("{}", serde_json::json!({"datagrams_received": pkts, "bytes_received": bytes}));
+}
+
+/// `udp-client --dst ADDR --port P --rate BPS [--size IP_BYTES] --t0 T0 [--start S] [--end E]
+/// [--stop S2]`: constant bit rate of IP bytes, datagram k sent at start + k·size·8/rate
+/// (absolute sleeps, no drift; a late wake-up sends every datagram already due at once).
+fn udp_client(a: &Args) {
+    let dst: std::net::Ipv4Addr = a.str("dst").parse().unwrap_or_else(|_| die(2, "--dst: not an IPv4 address"));
+    let port = a.u64("port", None) as u16;
+    let rate = a.u64("rate", None).max(1);
+    let size = a.u64("size", Some(1500)).clamp(29, 1500);
+    let t0 = a.u64("t0", Some(mono_ns()));
+    let start = t0 + a.u64("start", Some(0));
+    let end = t0 + a.u64("end", Some(FOREVER));
+    let stop = match a.u64("stop", Some(NONE)) {
+        NONE => end,
+        s => (t0 + s).min(end),
+    };
+    let spin = a.u64("spin", Some(0));
+    clock::set_timer_slack(1);
+    // SAFETY: plain socket calls on an fd we own, with valid pointers.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    if fd < 0 {
+        die(1, &errno_msg("socket"));
+    }
+    let sz: i32 = 4 << 20;
+    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &sz as *const i32 as *const _, 4) };
+    let sa = sockaddr(u32::from(dst), port);
+    if unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } != 0 {
+        die(1, &errno_msg("connect"));
+    }
+    let payload = vec![0u8; (size - 28) as usize];
+    let at = |k: u64| start + (k as u128 * size as u128 * 8_000_000_000 / rate as u128) as u64;
+    let (mut k, mut sent, mut errors) = (0u64, 0u64, 0u64);
+    let mut late: Vec<u32> = Vec::with_capacity(1 << 16);
+    let mut error: Option<String> = None;
+    loop {
+        let t = at(k);
+        if t >= stop {
+            break;
+        }
+        if spin > 0 { clock::sleep_spin_until(t, spin) } else { clock::sleep_until(t) }
+        let now = mono_ns();
+        if now >= stop {
+            break;
+        }
+        late.push((now.saturating_sub(t)).min(u32::MAX as u64) as u32);
+        // every datagram due by now (one normally; several after a late wake-up)
+        while at(k) <= now && at(k) < stop {
+            // SAFETY: sending our buffer on our connected socket.
+            let r = unsafe { libc::send(fd, payload.as_ptr() as *const _, payload.len(), 0) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                errors += 1;
+                if !matches!(e.raw_os_error(), Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNREFUSED)) {
+                    error = Some(format!("send: {e}"));
+                }
+            } else {
+                sent += 1;
+            }
+            k += 1;
+        }
+        if error.is_some() {
+            break;
+        }
+    }
+    late.sort_unstable();
+    let q = |p: f64| late.get(((late.len().max(1) - 1) as f64 * p) as usize).copied().unwrap_or(0);
+    println!(
+        "{}",
+        serde_json::json!({"udp": true, "connected": sent > 0 || stop <= start, "datagrams_sent": sent,
+                           "ip_bytes_sent": sent * size, "send_errors": errors, "error": error,
+                           "send_late_ns": {"p50": q(0.5), "p99": q(0.99), "max": q(1.0)}})
     );
 }
 
@@ -538,6 +762,8 @@ fn main() {
         Some("server") => server(&a),
         Some("client") => client(&a),
         Some("monitor") => monitor(&a),
+        Some("udp-server") => udp_server(&a),
+        Some("udp-client") => udp_client(&a),
         _ => die(2, "usage: ccbench-agent server|client|monitor --key value ... | launch --at T -- PROGRAM ..."),
     }
 }

@@ -70,6 +70,9 @@ struct FlowState {
     max_acked: u64,
     completed_ns: Option<u64>,
     data_pkts: u64,
+    /// UDP flows: payload bytes sent (the next datagram's `seq`, as the simulator) and delivered.
+    udp_sent: u64,
+    udp_delivered: u64,
 }
 
 #[derive(Default)]
@@ -134,6 +137,8 @@ struct Engine {
     port_base: u16,
     flow_ends: Vec<(u16, u16)>,
     flow_bytes: Vec<Option<u64>>,
+    /// Flows with `scheme: udp` (constant-bit-rate datagrams; no ACKs, no TCP state).
+    flow_udp: Vec<bool>,
     flows: Vec<FlowState>,
     slots: Vec<Slot>,
     free: Vec<u32>,
@@ -293,6 +298,13 @@ impl Engine {
             self.rec.p_arrival[s.rec as usize] = actual as i64;
             self.rec.p_intended[s.rec as usize] = at as i64;
         }
+        if route.dir == Dir::Data && self.flow_udp[route.flow as usize] {
+            if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
+                if h.proto == packet::PROTO_UDP {
+                    self.flows[route.flow as usize].udp_delivered += h.payload as u64;
+                }
+            }
+        }
         if route.dir == Dir::Ack {
             if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
                 if h.proto == PROTO_TCP && h.flags & TCP_ACK != 0 {
@@ -353,7 +365,26 @@ impl Engine {
             return;
         };
         let mut rec = NO_REC;
-        if route.dir == Dir::Data && h.proto == PROTO_TCP {
+        if route.dir == Dir::Data && h.proto == packet::PROTO_UDP && self.flow_udp[route.flow as usize] {
+            // A UDP CBR datagram: every one is a data packet (seq = payload bytes sent before it).
+            let f = &mut self.flows[route.flow as usize];
+            let seq = f.udp_sent;
+            f.udp_sent += h.payload as u64;
+            f.max_end = f.udp_sent;
+            f.data_pkts += 1;
+            let r = &mut self.rec;
+            rec = r.p_flow.len() as u32;
+            r.p_flow.push(route.flow);
+            r.p_seq.push(seq);
+            r.p_size.push(h.len);
+            r.p_retrans.push(0);
+            r.p_sent.push(t as i64);
+            r.p_arrival.push(NULL_I64);
+            r.p_intended.push(NULL_I64);
+            r.p_drop_link.push(-1);
+            r.p_drop.push(NULL_I64);
+            r.p_drop_reason.push(0);
+        } else if route.dir == Dir::Data && h.proto == PROTO_TCP {
             let f = &mut self.flows[route.flow as usize];
             // SYN (the sender connects) or SYN-ACK (the sender is the server: command schemes,
             // Pantheon wrappers whose `run_first` is the sender): both carry the sender's ISN.
@@ -561,6 +592,7 @@ fn main() {
         port_base: rt.port_base,
         flow_ends,
         flow_bytes: exp.flows.iter().map(|f| f.bytes).collect(),
+        flow_udp: exp.flows.iter().map(|f| f.scheme == "udp").collect(),
         flows: exp.flows.iter().map(|_| FlowState::default()).collect(),
         slots: Vec::new(),
         free: Vec::new(),
@@ -647,9 +679,12 @@ fn main() {
         .iter()
         .enumerate()
         .map(|(i, f)| {
+            let udp = eng.flow_udp[i];
             serde_json::json!({
-                "flow": i, "connected": f.isn.is_some(), "data_pkts": f.data_pkts,
-                "max_seq_end": f.max_end, "app_bytes": f.max_acked,
+                "flow": i, "connected": f.isn.is_some() || (udp && f.data_pkts > 0), "data_pkts": f.data_pkts,
+                "max_seq_end": f.max_end,
+                // UDP: payload bytes delivered (the simulator's app_bytes of a UDP flow)
+                "app_bytes": if udp { f.udp_delivered } else { f.max_acked },
                 "completed_ns": f.completed_ns,
             })
         })
