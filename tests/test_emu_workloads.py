@@ -39,6 +39,9 @@ flows:
   - {scheme: cubic, app-rate: 5Mbit}
   - {scheme: reno, onoff: {on: 0.5s, off: 0.5s}}
   - {scheme: cubic, app-rate: 2Mbit, onoff: {on: 0.4s, off: 0.6s}}
+  - scheme: cubic
+    arrivals: {rate: 20/s, size: {exponential: 30KB}}
+    stop: 2.5
 """
 
 
@@ -63,7 +66,7 @@ def app(tmp_path_factory):
     return _run(tmp_path_factory.mktemp("emuwl"), "app", APP_YAML)
 
 
-def test_preflight_accepts_udp_app_rate_and_onoff():
+def test_preflight_accepts_udp_app_rate_onoff_and_arrivals():
     for text in (UDP_YAML, APP_YAML):
         import yaml
         preflight(config.resolve(yaml.safe_load(text)))
@@ -111,24 +114,59 @@ def test_app_rate_tcp_goodput_is_the_app_rate(app):
 
 
 def test_onoff_sends_nothing_in_off_periods_after_one_rtt(app):
+    """Backlogged on/off (flow 1): nothing new is sent later than one RTT (srtt at the end of
+    the on period) plus the ≤ 16 KB the agent lets the socket hold unsent. Rate-limited on/off
+    (flow 2): what is sent in an off period was written during the on period before it."""
     exp = app.experiment
     pk = app.packets
+    srtt = app.flows
     for fid in (1, 2):
         f = exp["flows"][fid]
         on, off = f["onoff"]["on_ns"], f["onoff"]["off_ns"]
-        start, rtt = f["start_ns"], f["base_rtt_ns"]
+        start = f["start_ns"]
         p = pk.filter(pl.col("flow") == fid)
         k = 0
         while start + (k + 1) * (on + off) <= exp["duration_ns"]:
             a = start + k * (on + off) + on
-            late = p.filter((pl.col("sent_ns") >= a + rtt) & (pl.col("sent_ns") < a + off)
-                            & ~pl.col("retrans"))
-            assert late.height == 0, (fid, k, late.head())
-            # and it did send during the on period
+            # it did send during the on period
             assert p.filter((pl.col("sent_ns") >= a - on) & (pl.col("sent_ns") < a)).height > 10
+            if fid == 1:
+                rtt = srtt.filter((pl.col("flow") == fid) & (pl.col("time_ns") <= a)
+                                  & (pl.col("time_ns") > a - 100_000_000))["srtt_us"].max() * 1000
+                late = p.filter((pl.col("sent_ns") >= a + rtt + 16384 * 8 / 20e6 * 1e9)
+                                & (pl.col("sent_ns") < a + off) & ~pl.col("retrans"))
+                assert late.height == 0, (fid, k, rtt, late.head())
+            else:
+                written = (k + 1) * -(-on * f["app_rate_bps"] // (8 * 10**9 * 1448)) * 1448
+                off_pk = p.filter((pl.col("sent_ns") >= a) & (pl.col("sent_ns") < a + off))
+                assert off_pk.height == 0 or off_pk["seq"].max() < written, (k, written, off_pk.tail())
             k += 1
     # rate-limited on/off: the app rate during on periods (0.4 of 2 Mbit/s over the run)
     g = workloads.goodput_table(app).filter(pl.col("flow") == 2).row(0, named=True)
     assert 0.85 < g["goodput_bps"] / (2e6 * 0.4) < 1.1, g
     a = {x["flow"]: x for x in app.meta["emu"]["agents"]}
     assert a[1]["on_periods"] == 3 and a[2]["on_periods"] == 3
+
+
+def test_arrivals_conns_table_matches_the_simulators_draws(app, tmp_path):
+    """One connection per Poisson arrival, with the simulator's arrival times and sizes (same
+    seed stream); conns has the simulator's columns so analysis.workloads works."""
+    import yaml
+    c = app.conns
+    assert c is not None and c.height > 20
+    sim = ccbench.run(config.resolve(yaml.safe_load(APP_YAML)), tmp_path / "sim")
+    assert c.columns == sim.conns.columns
+    assert c["start_ns"].to_list() == sim.conns["start_ns"].to_list()
+    assert c["size_bytes"].to_list() == sim.conns["size_bytes"].to_list()
+    assert c["conn"].to_list() == list(range(4, 4 + c.height))
+    done = c.filter(pl.col("completed_ns").is_not_null())
+    assert done.height >= c.height - 2
+    assert (done["acked_bytes"] == done["size_bytes"]).all()
+    fct = workloads.fct_table(app)
+    assert fct.height == c.height and fct["slowdown"].drop_nulls().min() >= 0.9
+    # every connection's packets count under the template flow; seq is per connection
+    pk = app.packets.filter(pl.col("flow") == 3)
+    assert pk.height >= done["size_bytes"].sum() // 1448
+    assert pk["seq"].min() == 0
+    fs = app.flowstats.filter(pl.col("flow") == 3).row(0, named=True)
+    assert fs["app_bytes"] == c["acked_bytes"].sum()

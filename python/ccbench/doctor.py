@@ -130,14 +130,7 @@ def preflight(experiment: dict) -> list[Check]:
     for f in experiment.get("flows", []):
         if f.get("command"):
             continue
-        # UDP CBR, app-rate and on/off run on the agent (docs/emulation.md, "Workloads")
-        sim_only = [what for k, what in (("arrivals", "short-flow arrivals"),) if f.get(k) is not None]
-        if sim_only:
-            problems.append(
-                f"flow {f['id']} ({f.get('label', '')}) uses {', '.join(sim_only)}, which the emulation "
-                "backend's flow agent does not generate yet. Fix: run it with --backend sim, or drop "
-                "those keys for --backend emu")
-            continue
+        # UDP CBR, app-rate, on/off and arrivals run on the agent (docs/emulation.md, "Workloads")
         if f["scheme"] == "udp":
             continue
         if f["scheme"] not in avail:

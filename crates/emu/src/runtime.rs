@@ -16,6 +16,9 @@ pub struct FlowConfig {
     pub start_ns: u64,
     #[serde(default)]
     pub bytes: Option<u64>,
+    /// Short-flow arrivals: many connections (one per arrival) share this flow's port.
+    #[serde(default)]
+    pub arrivals: Option<serde_json::Value>,
     pub path: Vec<u32>,
     pub rev_path: Vec<u32>,
 }

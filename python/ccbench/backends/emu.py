@@ -395,7 +395,8 @@ class Emulation:
             p = subprocess.Popen(
                 [str(self.agent_bin), "udp-server" if f["scheme"] == "udp" else "server",
                  "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
-                 "--end", str(dur), "--run", self.run_id, "--nice", str(AGENT_NICE)],
+                 "--end", str(dur), "--run", self.run_id, "--nice", str(AGENT_NICE)]
+                + (["--multi", "1"] if f.get("arrivals") else []),
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 preexec_fn=self._preexec(self.ns[f["dst"]]))
             self.procs.append(p)
@@ -414,6 +415,22 @@ class Emulation:
                         "--port", str(PORT_BASE + f["id"]), "--rate", str(int(f["app_rate_bps"])),
                         "--size", str(min(1500, int(self.exp.get("mss", 1448)) + 52)),
                         "--t0", str(t0), "--start", str(f.get("start_ns") or 0), "--end", str(dur),
+                        "--run", self.run_id, "--nice", str(AGENT_NICE)]
+                if f.get("stop_ns") is not None:
+                    args += ["--stop", str(f["stop_ns"])]
+                p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=self._preexec(self.ns[f["src"]]))
+                self.procs.append(p)
+                clients.append((f, p))
+                continue
+            if f.get("arrivals"):
+                # Poisson short flows: one connection per arrival, the simulator's generator
+                # (same seed stream, so the same arrival times and sizes); conns CSV per group
+                args = [str(self.agent_bin), "arrivals-client", "--dst", self.addr[f["dst"]],
+                        "--port", str(PORT_BASE + f["id"]), "--cc", f["scheme"],
+                        "--arrivals", json.dumps(f["arrivals"]), "--seed", str(int(self.exp.get("seed", 0))),
+                        "--flow", str(f["id"]), "--t0", str(t0), "--start", str(f.get("start_ns") or 0),
+                        "--end", str(dur), "--out", str(self.work / f"conns{f['id']}.csv"),
                         "--run", self.run_id, "--nice", str(AGENT_NICE)]
                 if f.get("stop_ns") is not None:
                     args += ["--stop", str(f["stop_ns"])]
@@ -863,6 +880,30 @@ def derived_tables(pk: pl.DataFrame, exp: dict, app_bytes: dict, completed: dict
     return intervals, delay_hist, flowstats
 
 
+CONNS_SCHEMA = {"conn": pl.UInt32, "flow": pl.UInt32, "size_bytes": pl.UInt64, "start_ns": pl.Int64,
+                "completed_ns": pl.Int64, "acked_bytes": pl.UInt64, "retrans_pkts": pl.UInt64}
+
+
+def _conns_table(exp: dict, work: Path) -> pl.DataFrame | None:
+    """The simulator's `conns` table from the arrivals agents' CSVs: one row per connection,
+    numbered after the resolved flows in arrival order over all groups (as the simulator)."""
+    groups = [f for f in exp["flows"] if f.get("arrivals")]
+    if not groups:
+        return None
+    parts = []
+    for f in groups:
+        p = work / f"conns{f['id']}.csv"
+        if p.is_file() and p.stat().st_size:
+            df = pl.read_csv(p, schema_overrides={"completed_ns": pl.Int64})
+            parts.append(df.with_columns(pl.lit(f["id"]).alias("flow")))
+    if not parts:
+        return pl.DataFrame(schema=CONNS_SCHEMA)
+    df = pl.concat(parts, how="vertical_relaxed").sort(["start_ns", "flow", "i"])
+    n = len(exp["flows"])
+    return df.with_columns((pl.int_range(pl.len()) + n).alias("conn")).select(
+        [pl.col(c).cast(t) for c, t in CONNS_SCHEMA.items()])
+
+
 def collect(exp: dict, work: Path, agents: list[dict]):
     """Turn the engine's column files and the agents' samples into the results tables."""
     d = work / "engine"
@@ -883,6 +924,14 @@ def collect(exp: dict, work: Path, agents: list[dict]):
     intervals, delay_hist, flowstats = derived_tables(pk, exp, app, completed)
     tables = {"flows": _flows_table(exp, work), "queues": queues, "intervals": intervals,
               "delay_hist": delay_hist, "flowstats": flowstats}
+    conns = _conns_table(exp, work)
+    if conns is not None:
+        tables["conns"] = conns
+        # app_bytes of an arrivals group: bytes acknowledged over its connections (simulator)
+        acked = dict(conns.group_by("flow").agg(pl.col("acked_bytes").sum()).iter_rows())
+        tables["flowstats"] = flowstats.with_columns(
+            pl.col("flow").replace_strict(acked, default=None, return_dtype=pl.UInt64)
+            .fill_null(pl.col("app_bytes")).alias("app_bytes"))
     if exp.get("record_packets", True):
         tables["packets"] = pk
         tables["emu_release"] = release

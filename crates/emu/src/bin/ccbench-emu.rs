@@ -139,6 +139,9 @@ struct Engine {
     flow_bytes: Vec<Option<u64>>,
     /// Flows with `scheme: udp` (constant-bit-rate datagrams; no ACKs, no TCP state).
     flow_udp: Vec<bool>,
+    /// Flows with short-flow arrivals: one connection per arrival, keyed by the client port.
+    flow_multi: Vec<bool>,
+    conns: HashMap<(u32, u16), FlowState>,
     flows: Vec<FlowState>,
     slots: Vec<Slot>,
     free: Vec<u32>,
@@ -308,7 +311,12 @@ impl Engine {
         if route.dir == Dir::Ack {
             if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
                 if h.proto == PROTO_TCP && h.flags & TCP_ACK != 0 {
-                    let f = &mut self.flows[route.flow as usize];
+                    let multi = self.flow_multi[route.flow as usize];
+                    let f = if multi {
+                        self.conns.entry((route.flow, h.dport)).or_default()
+                    } else {
+                        &mut self.flows[route.flow as usize]
+                    };
                     if let Some(isn) = f.isn {
                         let a = f.ack.unwrap(h.ack.wrapping_sub(isn).wrapping_sub(1));
                         // a FIN consumes one sequence number past the data
@@ -316,7 +324,7 @@ impl Engine {
                         if a > f.max_acked {
                             f.max_acked = a;
                         }
-                        if let Some(b) = self.flow_bytes[route.flow as usize] {
+                        if let Some(b) = self.flow_bytes[route.flow as usize].filter(|_| !multi) {
                             if f.completed_ns.is_none() && f.max_acked >= b {
                                 f.completed_ns = Some(actual);
                             }
@@ -385,7 +393,16 @@ impl Engine {
             r.p_drop.push(NULL_I64);
             r.p_drop_reason.push(0);
         } else if route.dir == Dir::Data && h.proto == PROTO_TCP {
-            let f = &mut self.flows[route.flow as usize];
+            let multi = self.flow_multi[route.flow as usize];
+            if multi && h.flags & TCP_SYN != 0 {
+                self.flows[route.flow as usize].isn = Some(0); // connected (at least once)
+            }
+            // arrivals: each connection's sequence numbers relative to its own ISN
+            let f = if multi {
+                self.conns.entry((route.flow, h.sport)).or_default()
+            } else {
+                &mut self.flows[route.flow as usize]
+            };
             // SYN (the sender connects) or SYN-ACK (the sender is the server: command schemes,
             // Pantheon wrappers whose `run_first` is the sender): both carry the sender's ISN.
             if h.flags & TCP_SYN != 0 {
@@ -398,6 +415,9 @@ impl Engine {
                     let retrans = seq < f.max_end;
                     f.max_end = f.max_end.max(end);
                     f.data_pkts += 1;
+                    if multi {
+                        self.flows[route.flow as usize].data_pkts += 1;
+                    }
                     let r = &mut self.rec;
                     rec = r.p_flow.len() as u32;
                     r.p_flow.push(route.flow);
@@ -593,6 +613,8 @@ fn main() {
         flow_ends,
         flow_bytes: exp.flows.iter().map(|f| f.bytes).collect(),
         flow_udp: exp.flows.iter().map(|f| f.scheme == "udp").collect(),
+        flow_multi: exp.flows.iter().map(|f| f.arrivals.is_some()).collect(),
+        conns: HashMap::new(),
         flows: exp.flows.iter().map(|_| FlowState::default()).collect(),
         slots: Vec::new(),
         free: Vec::new(),
@@ -680,11 +702,14 @@ fn main() {
         .enumerate()
         .map(|(i, f)| {
             let udp = eng.flow_udp[i];
+            // arrivals: bytes acknowledged summed over the flow's connections
+            let conn_acked: u64 = eng.conns.iter().filter(|((fl, _), _)| *fl as usize == i).map(|(_, c)| c.max_acked).sum();
             serde_json::json!({
                 "flow": i, "connected": f.isn.is_some() || (udp && f.data_pkts > 0), "data_pkts": f.data_pkts,
                 "max_seq_end": f.max_end,
                 // UDP: payload bytes delivered (the simulator's app_bytes of a UDP flow)
-                "app_bytes": if udp { f.udp_delivered } else { f.max_acked },
+                "app_bytes": if udp { f.udp_delivered } else if eng.flow_multi[i] { conn_acked } else { f.max_acked },
+                "connections": if eng.flow_multi[i] { Some(eng.conns.keys().filter(|(fl, _)| *fl as usize == i).count()) } else { None },
                 "completed_ns": f.completed_ns,
             })
         })
