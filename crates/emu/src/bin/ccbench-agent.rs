@@ -1,9 +1,15 @@
 //! ccbench-agent: one end of one TCP flow, run inside a host's network namespace.
 //!
 //! ```text
-//! ccbench-agent server --port P [--t0 T0] [--end E] [--run ID]
+//! ccbench-agent server --port P [--t0 T0] [--end E] [--multi 1] [--run ID]
 //! ccbench-agent client --dst ADDR --port P --cc NAME [--t0 T0] [--start S] [--end E]
 //!                      [--stop S2] [--bytes N] [--interval I] [--out FILE] [--run ID]
+//!                      [--app-rate BPS --mss M] [--on NS --off NS] [--notsent-lowat B]
+//! ccbench-agent udp-server --port P [--t0 T0] [--end E]
+//! ccbench-agent udp-client --dst ADDR --port P --rate BPS [--size IP_BYTES] [--t0 T0]
+//!                      [--start S] [--stop S2] [--end E] [--spin NS]
+//! ccbench-agent arrivals-client --dst ADDR --port P --cc NAME --arrivals JSON --seed S
+//!                      --flow F --t0 T0 [--start S] [--stop S2] --end E --out FILE
 //! ccbench-agent monitor --peer ADDR --port P --t0 T0 [--start S] --end E [--interval I]
 //!                      [--out FILE] [--run ID]
 //! ccbench-agent launch --at T [--run ID] -- PROGRAM ARGS...
