@@ -103,7 +103,29 @@ enum Kind {
     Arrival = 7,
 }
 
-type Ev = Reverse<(u64, u64, u8, u32)>;
+/// A heap entry packed into one `u128` so that ordering is a single integer compare: time in
+/// the high 64 bits, then the insertion sequence number (32 bits), the kind (3 bits) and the
+/// target index (29 bits). `seq` is unique among pending entries, so the order is (time, seq)
+/// exactly as with a tuple; when `seq` would overflow its 32 bits the pending entries are
+/// renumbered in order ([`Sim::renumber`]).
+type Ev = Reverse<u128>;
+const SEQ_SHIFT: u32 = 32;
+const KIND_SHIFT: u32 = 29;
+const EV_IDX_MASK: u64 = (1 << KIND_SHIFT) - 1;
+const SEQ_MAX: u64 = u32::MAX as u64;
+
+#[inline]
+fn ev_pack(t: u64, seq: u64, kind: Kind, idx: u32) -> u128 {
+    debug_assert!(seq <= SEQ_MAX && idx as u64 <= EV_IDX_MASK);
+    ((t as u128) << 64) | (seq << SEQ_SHIFT | (kind as u64) << KIND_SHIFT | idx as u64) as u128
+}
+
+/// (time, kind, index) of a packed entry.
+#[inline]
+fn ev_unpack(e: u128) -> (u64, u8, u32) {
+    let lo = e as u64;
+    ((e >> 64) as u64, ((lo >> KIND_SHIFT) & 7) as u8, (lo & EV_IDX_MASK) as u32)
+}
 
 enum Endpoint {
     Tcp { sender: TcpSender, receiver: TcpReceiver },
@@ -193,6 +215,7 @@ impl Sim {
         }
         let n_links = exp.links.len();
         let n_flows = conns.len();
+        assert!(n_links.max(n_flows) as u64 <= EV_IDX_MASK, "more than 2^29 links or flows");
         let mut sim = Sim {
             now: 0,
             end: exp.duration_ns,
@@ -255,9 +278,26 @@ impl Sim {
     }
 
     fn push(&mut self, t: u64, kind: Kind, idx: u32) {
+        if self.seq >= SEQ_MAX {
+            self.renumber();
+        }
         self.seq += 1;
-        self.heap.push(Reverse((t, self.seq, kind as u8, idx)));
+        self.heap.push(Reverse(ev_pack(t, self.seq, kind, idx)));
         self.stats.max_pending_events = self.stats.max_pending_events.max(self.heap.len() as u64);
+    }
+
+    /// Give the pending entries the sequence numbers 1..=n in their current order (same
+    /// (time, seq) order, so the run is unchanged) to make room for new ones.
+    #[cold]
+    fn renumber(&mut self) {
+        let mut evs: Vec<u128> = std::mem::take(&mut self.heap).into_iter().map(|Reverse(e)| e).collect();
+        evs.sort_unstable();
+        let low = !((SEQ_MAX << SEQ_SHIFT) as u128);
+        for (i, e) in evs.iter_mut().enumerate() {
+            *e = (*e & low) | (((i as u64 + 1) << SEQ_SHIFT) as u128);
+        }
+        self.seq = evs.len() as u64;
+        self.heap = evs.into_iter().map(Reverse).collect();
     }
 
     fn target(&self, kind: Kind, idx: u32) -> usize {
@@ -284,7 +324,8 @@ impl Sim {
     /// Run every event with time ≤ `until` (clamped to the experiment's end).
     pub fn run_until(&mut self, until: u64) {
         let until = until.min(self.end);
-        while let Some(&Reverse((t, _, kind, idx))) = self.heap.peek() {
+        while let Some(&Reverse(e)) = self.heap.peek() {
+            let (t, kind, idx) = ev_unpack(e);
             if t > until {
                 break;
             }
@@ -556,6 +597,7 @@ impl Sim {
             self.push(next, Kind::Arrival, f);
         }
         let c = self.conns.len() as u32;
+        assert!((c as u64) <= EV_IDX_MASK, "more than 2^29 connections");
         let ep = Self::tcp_endpoint(&self.tcp, &self.cfgs[f as usize], self.seed, c, self.tcp.mss, Some(Some(size)))
             .expect("scheme checked at construction");
         self.conns.push(Some(Box::new(Conn { ep, active: true, app: None })));
