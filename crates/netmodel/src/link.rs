@@ -269,6 +269,13 @@ impl Link {
         }
     }
 
+    /// Whether any dropped packets wait to be taken (a cheap test before
+    /// [`Link::take_drops`] / [`Link::take_drops_with_reason`]).
+    #[inline]
+    pub fn has_drops(&self) -> bool {
+        !self.drops.is_empty() || !self.losses.is_empty()
+    }
+
     /// Packets dropped since the last call, queue drops first, then random losses.
     pub fn take_drops(&mut self) -> impl Iterator<Item = PktMeta> + '_ {
         self.drops.drain(..).chain(self.losses.drain(..))

@@ -380,7 +380,15 @@ impl Sim {
         self.wake(Kind::Link, l, t);
     }
 
+    #[inline]
     fn collect_drops(&mut self, l: u32) {
+        if self.links[l as usize].has_drops() {
+            self.collect_drops_slow(l);
+        }
+    }
+
+    #[inline(never)]
+    fn collect_drops_slow(&mut self, l: u32) {
         self.drop_scratch.extend(self.links[l as usize].take_drops_with_reason());
         for i in 0..self.drop_scratch.len() {
             let (m, why) = self.drop_scratch[i];
