@@ -9,6 +9,7 @@
 //! Packets are represented by a small `Copy` handle ([`PktMeta`]); the owner keeps the packet
 //! contents elsewhere (a slab in the simulator, a buffer pool in the emulator).
 
+pub mod arrivals;
 pub mod delay;
 pub mod impair;
 pub mod link;
