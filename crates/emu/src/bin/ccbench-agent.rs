@@ -102,27 +102,31 @@ fn wait_fd(fd: i32, events: i16, deadline: u64) -> bool {
     n > 0
 }
 
-fn server(a: &Args) {
-    let port = a.u64("port", None) as u16;
-    let t0 = a.u64("t0", Some(mono_ns()));
-    let end = t0 + a.u64("end", Some(FOREVER));
-    // SAFETY: plain socket calls on fds we own, with valid pointers.
+/// A non-blocking TCP listening socket on `port` (any address, SO_REUSEADDR), or exit.
+fn listen_on(port: u16, backlog: i32) -> i32 {
+    // SAFETY: plain socket calls on an fd we own, with valid pointers.
     let lfd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
     if lfd < 0 {
         die(1, &errno_msg("socket"));
     }
     let one: i32 = 1;
-    unsafe {
-        libc::setsockopt(lfd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const i32 as *const _, 4);
-    }
+    unsafe { libc::setsockopt(lfd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const i32 as *const _, 4) };
     let sa = sockaddr(0, port);
     if unsafe { libc::bind(lfd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } != 0 {
         die(1, &errno_msg("bind"));
     }
-    if unsafe { libc::listen(lfd, 16) } != 0 {
+    if unsafe { libc::listen(lfd, backlog) } != 0 {
         die(1, &errno_msg("listen"));
     }
     set_nonblocking(lfd);
+    lfd
+}
+
+fn server(a: &Args) {
+    let port = a.u64("port", None) as u16;
+    let t0 = a.u64("t0", Some(mono_ns()));
+    let end = t0 + a.u64("end", Some(FOREVER));
+    let lfd = listen_on(port, 16);
     println!("listening");
     std::io::stdout().flush().ok();
     let mut received: u64 = 0;
@@ -574,21 +578,7 @@ fn multi_server(a: &Args) {
     let port = a.u64("port", None) as u16;
     let t0 = a.u64("t0", Some(mono_ns()));
     let end = t0 + a.u64("end", Some(FOREVER));
-    // SAFETY: plain socket calls on fds we own, with valid pointers.
-    let lfd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
-    if lfd < 0 {
-        die(1, &errno_msg("socket"));
-    }
-    let one: i32 = 1;
-    unsafe { libc::setsockopt(lfd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const i32 as *const _, 4) };
-    let sa = sockaddr(0, port);
-    if unsafe { libc::bind(lfd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } != 0 {
-        die(1, &errno_msg("bind"));
-    }
-    if unsafe { libc::listen(lfd, 1024) } != 0 {
-        die(1, &errno_msg("listen"));
-    }
-    set_nonblocking(lfd);
+    let lfd = listen_on(port, 1024);
     println!("listening");
     std::io::stdout().flush().ok();
     let (mut received, mut accepted) = (0u64, 0u64);
