@@ -647,6 +647,9 @@ class Emulation:
         for c in self.cmd_procs:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(c["proc"].pid, signal.SIGKILL)
+        for c in self.cmd_procs:
+            with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+                c["proc"].wait(timeout=5)
         for p in self.procs:
             if p.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -671,6 +674,13 @@ class Emulation:
                     break
                 time.sleep(0.05)
         self.created_ns = []
+        # SIGKILLed processes vanish asynchronously (the kernel tears them down, init reaps
+        # the orphans): return only once none of this run's is left, so "nothing left
+        # behind" holds when the caller sees the run end.
+        deadline = time.monotonic() + 5
+        while (left := _our_processes(self.run_id)) and time.monotonic() < deadline:
+            _kill_pids(left)
+            time.sleep(0.02)
         shutil.rmtree(self.work, ignore_errors=True)
 
     # -- the run ---------------------------------------------------------------------------------
