@@ -1,6 +1,6 @@
 //! Linux-faithful TCP endpoint as a pure state machine (no clock, no I/O): the event loop
 //! passes `now` (ns) into every call. See linux-tcp.md §1–§8 for the behaviour modelled and
-//! `sender.rs` / `receiver.rs` for what is (and is not) implemented.
+//! `sender/mod.rs` / `receiver.rs` for what is (and is not) implemented.
 //!
 //! Sequence numbers are byte offsets; 0 is the first payload byte after the handshake.
 
@@ -120,7 +120,7 @@ pub struct DataSeg {
     pub retrans: bool,
     /// Timestamp option value (sender clock, ns; Linux's TSval has ms granularity).
     pub tsval_ns: u64,
-    /// ECT(0) codepoint set by the sender (ECN negotiated; RFC 3168 §6.1.5 rules in sender.rs).
+    /// ECT(0) codepoint set by the sender (ECN negotiated; RFC 3168 §6.1.5 rules in sender/output.rs).
     pub ect: bool,
     /// CE-marked by a queue on the way (set by the engine on arrival).
     pub ce: bool,

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::cc::reno::Reno;
+use crate::tcp::{AckSeg, DataSeg};
 
 const MSS: u64 = 1448;
 const MS: u64 = 1_000_000;

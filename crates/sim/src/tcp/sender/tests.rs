@@ -1,7 +1,8 @@
 //! Unit tests of the sender on hand-built ACK sequences.
 
 use super::*;
-use crate::cc::{self, reno::Reno};
+use crate::tcp::{AckSeg, CaState, DataSeg};
+use crate::cc::{self, reno::Reno, LostSkb};
 use std::sync::{Arc, Mutex};
 
 const MSS: u64 = 1448;

@@ -1,0 +1,257 @@
+//! Recovery (Linux `tcp_input.c`): the `tcp_fastretrans_alert` state machine (Open, Disorder,
+//! CWR, Recovery, Loss), PRR (`tcp_cwnd_reduction`, RFC 6937), `tcp_cong_control`,
+//! `tcp_update_pacing_rate` and `tcp_process_tlp_ack`.
+
+use super::{
+    TcpSender, EVER_RETRANS, FLAG_DATA_ACKED, FLAG_DATA_SACKED, FLAG_DSACK_TLP, FLAG_ECE, FLAG_FORWARD_PROGRESS,
+    FLAG_LOST_RETRANS, FLAG_NOT_DUP, FLAG_SND_UNA_ADVANCED, PACING_CA_RATIO, PACING_SS_RATIO, TCP_REORDERING,
+};
+use crate::cc::{CaEvent, RateSample, TCP_INFINITE_SSTHRESH};
+use crate::tcp::{AckSeg, CaState};
+
+impl TcpSender {
+    pub(super) fn set_ca_state(&mut self, s: CaState) {
+        self.cc.set_state(&mut self.sk, s);
+        self.sk.ca_state = s;
+    }
+
+    pub(super) fn any_retrans_done(&self) -> bool {
+        self.sk.retrans_out > 0 || self.rtx.front().map_or(false, |s| s.flags & EVER_RETRANS != 0)
+    }
+
+    pub(super) fn try_keep_open(&mut self) {
+        let state = if self.sk.sacked_out + self.sk.lost_out > 0 || self.any_retrans_done() {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.sk.ca_state != state {
+            self.set_ca_state(state);
+            self.high_seq = self.sk.snd_nxt;
+        }
+    }
+
+    /// `tcp_try_to_open`: an ECE enters CWR (once per window: not while already reducing).
+    pub(super) fn try_to_open(&mut self, flag: u32) {
+        if flag & FLAG_ECE != 0 {
+            self.enter_cwr();
+        }
+        if self.sk.ca_state != CaState::Cwr {
+            self.try_keep_open();
+        }
+    }
+
+    /// `tcp_enter_cwr`: ECN-triggered reduction, ssthresh from the CC, PRR down to it.
+    pub(super) fn enter_cwr(&mut self) {
+        self.prior_ssthresh = 0;
+        if self.sk.ca_state < CaState::Cwr {
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+        }
+    }
+
+    /// `tcp_init_cwnd_reduction`.
+    pub(super) fn init_cwnd_reduction(&mut self) {
+        self.high_seq = self.sk.snd_nxt;
+        self.tlp_high_seq = None;
+        self.sk.snd_cwnd_cnt = 0;
+        self.sk.prior_cwnd = self.sk.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.sk.ssthresh = self.cc.ssthresh(&mut self.sk);
+        // tcp_ecn_queue_cwr: tell the receiver with CWR on the next new segment.
+        if self.sk.ecn_ok {
+            self.ecn_queue_cwr = true;
+        }
+    }
+
+    /// `tcp_end_cwnd_reduction` (undo is not modelled, so the reduction always completes).
+    pub(super) fn end_cwnd_reduction(&mut self) {
+        if self.cc.has_cong_control() {
+            return;
+        }
+        if self.sk.ssthresh < TCP_INFINITE_SSTHRESH {
+            self.sk.cwnd = self.sk.ssthresh;
+            self.snd_cwnd_stamp_ns = self.sk.now_ns;
+        }
+        self.cc.cwnd_event(&mut self.sk, CaEvent::CompleteCwr);
+    }
+
+    pub(super) fn enter_recovery(&mut self) {
+        self.prior_ssthresh = 0;
+        if !self.in_cwnd_reduction() {
+            self.prior_ssthresh = self.sk.current_ssthresh();
+            self.init_cwnd_reduction();
+        }
+        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// Leaving Recovery/Loss without undo (`tcp_try_undo_recovery` when undo is impossible).
+    pub(super) fn finish_recovery(&mut self) {
+        if self.rack.reo_wnd_persist > 0 {
+            self.rack.reo_wnd_persist -= 1;
+        }
+        self.set_ca_state(CaState::Open);
+    }
+
+    pub(super) fn fastretrans_alert(&mut self, _prior_snd_una: u64, flag: &mut u32, _ack: &AckSeg) {
+        if self.sk.packets_out == 0 && self.sk.sacked_out > 0 {
+            self.sk.sacked_out = 0;
+        }
+        if *flag & FLAG_ECE != 0 {
+            self.prior_ssthresh = 0;
+        }
+        // State exit once high_seq is ACKed.
+        if self.sk.ca_state != CaState::Open && self.sk.snd_una >= self.high_seq {
+            match self.sk.ca_state {
+                CaState::Cwr => {
+                    if self.sk.snd_una != self.high_seq {
+                        self.end_cwnd_reduction();
+                        self.set_ca_state(CaState::Open);
+                    }
+                }
+                CaState::Recovery => {
+                    if self.reno {
+                        self.sk.sacked_out = 0; // tcp_reset_reno_sack
+                        // tcp_try_undo_recovery: "Hold old state until something *above*
+                        // high_seq is ACKed. For Reno it is MUST to prevent false fast
+                        // retransmits (RFC2582)."
+                        if self.sk.snd_una == self.high_seq {
+                            return;
+                        }
+                    }
+                    self.finish_recovery();
+                    self.end_cwnd_reduction();
+                }
+                _ => {}
+            }
+        }
+        let num_dupack = self.num_dupack;
+        match self.sk.ca_state {
+            CaState::Recovery => {
+                if *flag & FLAG_SND_UNA_ADVANCED == 0 && self.reno {
+                    self.add_reno_sack(num_dupack);
+                }
+                self.identify_packet_loss(flag);
+                return;
+            }
+            CaState::Loss => {
+                // tcp_process_loss (no F-RTO, no undo)
+                if self.sk.snd_una >= self.high_seq {
+                    if !(self.reno && self.sk.snd_una == self.high_seq) {
+                        self.finish_recovery();
+                    }
+                } else if self.reno {
+                    if self.sk.snd_nxt > self.high_seq && num_dupack > 0 {
+                        self.add_reno_sack(num_dupack);
+                    } else if *flag & FLAG_SND_UNA_ADVANCED != 0 {
+                        self.sk.sacked_out = 0;
+                    }
+                }
+                self.identify_packet_loss(flag);
+                if !(self.sk.ca_state == CaState::Open || *flag & FLAG_LOST_RETRANS != 0) {
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if self.reno {
+            if *flag & FLAG_SND_UNA_ADVANCED != 0 {
+                self.sk.sacked_out = 0;
+            }
+            self.add_reno_sack(num_dupack);
+        }
+        self.identify_packet_loss(flag);
+        if self.sk.lost_out == 0 {
+            // tcp_time_to_recover: RACK (SACK) or tcp_newreno_mark_lost (non-SACK) marks the
+            // proven losses; none yet.
+            self.try_to_open(*flag);
+            return;
+        }
+        self.enter_recovery();
+    }
+
+    /// `tcp_cwnd_reduction`: PRR.
+    pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
+        if newly_acked_sacked == 0 || self.sk.prior_cwnd == 0 {
+            return;
+        }
+        let in_flight = self.sk.packets_in_flight() as i64;
+        let delta = self.sk.ssthresh as i64 - in_flight;
+        self.prr_delivered += newly_acked_sacked;
+        let mut sndcnt: i64;
+        if delta < 0 {
+            let dividend = self.sk.ssthresh as u64 * self.prr_delivered as u64 + self.sk.prior_cwnd as u64 - 1;
+            sndcnt = (dividend / self.sk.prior_cwnd as u64) as i64 - self.prr_out as i64;
+        } else {
+            sndcnt = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if flag & FLAG_SND_UNA_ADVANCED != 0 && newly_lost == 0 {
+                sndcnt += 1;
+            }
+            sndcnt = sndcnt.min(delta);
+        }
+        // Force a fast retransmit upon entering fast recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.sk.cwnd = (in_flight + sndcnt).max(0) as u32;
+    }
+
+    /// `tcp_cong_control` + `tcp_update_pacing_rate`.
+    pub(super) fn cong_control(&mut self, acked_sacked: u32, flag: u32, rs: &RateSample) {
+        if self.cc.has_cong_control() {
+            if self.cc.cong_control(&mut self.sk, rs) {
+                return;
+            }
+        }
+        if self.in_cwnd_reduction() {
+            self.cwnd_reduction(acked_sacked, rs.losses, flag);
+        } else {
+            let may_raise = if self.reordering > TCP_REORDERING {
+                flag & FLAG_FORWARD_PROGRESS != 0
+            } else {
+                flag & FLAG_DATA_ACKED != 0
+            };
+            if may_raise {
+                self.cc.cong_avoid(&mut self.sk, acked_sacked);
+                self.snd_cwnd_stamp_ns = self.sk.now_ns;
+            }
+        }
+        if !self.cc.has_cong_control() {
+            self.update_pacing_rate();
+        }
+    }
+
+    /// Linux `tcp_update_pacing_rate`: mss·max(cwnd, packets_out)/srtt × 200 % (cwnd < ssthresh/2)
+    /// or 120 %.
+    pub(super) fn update_pacing_rate(&mut self) {
+        let ratio = if self.sk.cwnd < self.sk.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let pkts = self.sk.cwnd.max(self.sk.packets_out) as f64;
+        let srtt_s = (self.srtt8 as f64 / 8.0) * 1e-6;
+        self.sk.pacing_rate_bps = if srtt_s > 0.0 {
+            self.cfg.mss as f64 * 8.0 * pkts / srtt_s * ratio / 100.0
+        } else {
+            0.0
+        };
+    }
+
+    /// `tcp_process_tlp_ack`.
+    pub(super) fn process_tlp_ack(&mut self, ack: u64, flag: u32) {
+        let h = match self.tlp_high_seq {
+            Some(h) => h,
+            None => return,
+        };
+        if ack < h {
+            return;
+        }
+        if !self.tlp_retrans || flag & FLAG_DSACK_TLP != 0 {
+            self.tlp_high_seq = None;
+        } else if ack > h {
+            // The probe repaired a loss: reduce cwnd once (CWR, completed at once).
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+        } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
+            self.tlp_high_seq = None;
+        }
+    }
+}
