@@ -441,7 +441,7 @@ def test_aqm_outside_a_queue_points_to_the_queue_type(doc, path, hint):
 
 
 @pytest.mark.parametrize("doc, path, what", [
-    ({"sweep": {"x": [1]}}, "sweep", "sweeps"),
+    ({"expect": {"x": [1]}}, "expect", "expectations"),
 ])
 def test_reserved_features_fail_clearly(doc, path, what):
     d = {"duration": 10, "flows": [{"scheme": "cubic"}], **doc}

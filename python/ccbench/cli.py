@@ -300,8 +300,73 @@ def cmd_catalogue(a) -> int:
     return 0
 
 
+def cmd_sweep(a) -> int:
+    from . import campaign
+    jobs = a.jobs
+    try:
+        plan = campaign.plan(a.file, backend=a.backend, packets=a.packets)
+    except campaign.PlanErrors as e:
+        print(f"error: {a.file}: {e}", file=sys.stderr)
+        return 2
+    if a.dry_run:
+        print(plan.describe(max_points=a.max_points))
+        out = Path(a.output) if a.output else None
+        if out is not None and (out / "runs").is_dir():
+            done = sum((out / "runs" / r.key / "metadata.json").is_file()
+                       for r in {r.key: r for r in plan.runs}.values())
+            print(f"{out}: {done} of {len({r.key for r in plan.runs})} runs already finished")
+        print("every point is valid; nothing was run (drop --dry-run to run)")
+        return 0
+    try:
+        res = campaign.run_campaign(plan.campaign, a.output, jobs=jobs, dask=a.dask,
+                                    backend=a.backend, packets=a.packets, plots=a.plots,
+                                    plan=plan,
+                                    allow_mixed_versions=a.allow_mixed_versions,
+                                    progress="off" if a.quiet else "auto")
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished runs are kept; rerun the same command to continue",
+              file=sys.stderr)
+        return 130
+    print(res.summary())
+    return 0 if res.ok else 1
+
+
+def cmd_aggregate(a) -> int:
+    from . import campaign
+    from .campaign.aggregate import stats_text
+    by = [] if a.by in ("none", "") else a.by.split(",")
+    metrics = [m for x in a.metric for m in x.split(",") if m] or None
+    stats = campaign.aggregate(a.dir, by=by, metrics=metrics, level=a.level, within=a.within)
+    print(stats_text(stats))
+    if a.csv:
+        stats.write_csv(a.csv)
+        print(f"wrote {a.csv}")
+    if a.plot:
+        from .plots.campaign import plot_campaign
+        files = plot_campaign(a.dir, a.output, x=a.x, by=by, level=a.level, fmt=a.format)
+        print(f"wrote {len(files)} plots to {files[0].parent if files else a.output}")
+    return 0
+
+
 def cmd_validate(a) -> int:
     from . import config
+    from .campaign import is_campaign
+    if a.file.endswith((".yaml", ".yml")) and Path(a.file).is_file():
+        import yaml
+        try:
+            doc = yaml.safe_load(Path(a.file).read_text())
+        except yaml.YAMLError:
+            doc = None
+        if is_campaign(doc):
+            from . import campaign
+            try:
+                plan = campaign.plan(a.file)
+            except config.ConfigError as e:
+                print(f"{a.file}: {e}", file=sys.stderr)
+                return 1
+            print(f"{a.file}: OK (a campaign: {len(plan.points)} points, {len(plan.runs)} runs; "
+                  "`ccbench sweep FILE --dry-run` lists them)")
+            return 0
     try:
         _load(a)
     except config.ConfigErrors as errs:
@@ -395,6 +460,56 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--quiet", action="store_true", help="no per-scheme lines")
     ca.set_defaults(fn=cmd_catalogue)
 
+    sw = sub.add_parser("sweep", help="run a campaign: every point and repeat of a sweep, "
+                        "resumable; writes DIR/runs/<key>/ and the index DIR/index.parquet",
+                        description="Run a campaign file (docs/campaigns.md). Finished runs "
+                        "in DIR are skipped, so rerunning the same command after Ctrl-C, a "
+                        "kill or failures continues where it stopped.")
+    sw.add_argument("file", help="an experiment with a sweep: block, or a campaign file "
+                    "with base: and sweep:")
+    sw.add_argument("-o", "--output", help="campaign directory (default results/<file stem>)")
+    sw.add_argument("-j", "--jobs", type=int,
+                    help="local worker processes (default: every core; 1 = in this process)")
+    sw.add_argument("--dask", metavar="local|ADDRESS",
+                    help="run on Dask: 'local' starts a LocalCluster of -j workers, an "
+                         "address (tcp://host:8786) joins a running scheduler")
+    sw.add_argument("--backend", choices=("sim", "emu"), default="sim",
+                    help="sim (default) or emu (real kernel TCP, root; runs one at a time "
+                         "per machine)")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="print the expanded plan and validate every point; run nothing")
+    sw.add_argument("--max-points", type=int, default=50,
+                    help="points listed by --dry-run (default 50)")
+    sw.add_argument("--packets", action="store_true",
+                    help="keep per-packet records (off by default in campaigns)")
+    sw.add_argument("--plots", action="store_true", help="plot every run (off by default)")
+    sw.add_argument("--allow-mixed-versions", action="store_true",
+                    help="add to a DIR that holds runs of another ccbench version or commit")
+    sw.add_argument("--quiet", action="store_true", help="no progress output")
+    sw.set_defaults(fn=cmd_sweep)
+
+    ag = sub.add_parser("aggregate", help="statistics across repeats of a campaign: n, mean, "
+                        "median, std, min/max, t confidence interval; campaign plots")
+    ag.add_argument("dir", help="campaign directory (written by ccbench sweep)")
+    ag.add_argument("--by", default="scheme",
+                    help="group each point further by these columns, comma-separated "
+                         "(scheme, direction, group, flow, flow_label; 'none'); default scheme")
+    ag.add_argument("--metric", action="append", default=[],
+                    help="metrics to aggregate (repeat or comma-separate; default all)")
+    ag.add_argument("--level", type=float, default=0.95,
+                    help="confidence level of the interval (default 0.95; e.g. 0.9)")
+    ag.add_argument("--within", choices=("mean", "sum"), default="mean",
+                    help="how the flows of a group within one run are combined (default mean)")
+    ag.add_argument("--csv", metavar="FILE", help="also write the full statistics as CSV")
+    ag.add_argument("--plot", action="store_true",
+                    help="write campaign plots (metric vs axis with CI bars, box plots across "
+                         "repeats, heat maps) to DIR/plots or -o")
+    ag.add_argument("--x", metavar="AXIS", help="the axis on the x axis of the plots "
+                    "(default: the first numeric axis)")
+    ag.add_argument("-o", "--output", help="plot directory (default DIR/plots)")
+    ag.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
+    ag.set_defaults(fn=cmd_aggregate)
+
     for name, fn, hlp in (("validate", cmd_validate, "check an experiment file"),
                           ("resolve", cmd_resolve, "print the resolved experiment as JSON")):
         v = sub.add_parser(name, help=hlp)
@@ -415,6 +530,12 @@ def main(argv=None) -> int:
             print(f"error: {e}", file=sys.stderr)
         return 2
     except (config.ConfigError, FileNotFoundError, FileExistsError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        from .campaign import CampaignDirError
+        if not isinstance(e, CampaignDirError):
+            raise
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -35,8 +35,9 @@ TOP_KEYS = [Key("duration", required=True), Key("seed"), Key("mss"),
             Key("sample-interval"), Key("packets", ("record-packets",)),
             Key("hist-bucket"), Key("bdp-rtt"), Key("tcp"), Key("central"),
             Key("topology"), Key("flows", required=True)]
-TOP_RESERVED = {"sweep": "parameter sweeps", "repeat": "repetitions",
-                "expect": "expectations on results"}
+TOP_RESERVED = {"expect": "expectations on results"}
+#: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
+CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout")]
 CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
@@ -442,6 +443,14 @@ def _secs(ns: int) -> str:
 
 def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None = None,
                  errs: Collector) -> tuple[RunSpec, list[GroupSpec]] | None:
+    if isinstance(doc, dict):
+        camp = [k for k in doc if canon(k) in CAMPAIGN_KEYS]
+        if camp:
+            errs.error((camp[0],), f"{show(camp[0])} makes this a campaign file (many runs), "
+                       "not one experiment", "run it with `ccbench sweep FILE` "
+                       "(ccbench.sweep), check it with `ccbench sweep FILE --dry-run`",
+                       camp[0])
+            doc = {k: v for k, v in doc.items() if canon(k) not in CAMPAIGN_KEYS}
     d = take(doc, (), TOP_KEYS, errs, reserved=TOP_RESERVED,
              what="an experiment (a mapping with duration, flows, ...)")
     if d is None:

@@ -1,0 +1,60 @@
+"""Campaigns: sweeps, repeats, resume and aggregation (docs/campaigns.md).
+
+    import ccbench
+    index = ccbench.sweep("examples/campaigns/bbr-vs-cubic-queue.yaml", "results/q")
+    stats = ccbench.aggregate("results/q", by="scheme", level=0.9)
+
+The pieces, each a function with plain data on both sides:
+
+    load_campaign(path) -> Campaign            spec.py: the file's sweep, checked
+    expand(campaign) -> Plan                   plan.py: points and runs, every point resolved
+    run_campaign(campaign, dir) -> CampaignResult   runner.py over executors.py and store.py
+    load_index(dir) -> DataFrame               index.py: a row per run × flow
+    aggregate(dir | index) -> DataFrame        aggregate.py: n, mean, median, std, CI
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from .aggregate import aggregate, t_quantile
+from .index import load_index
+from .plan import Plan, PlanErrors, derive_seed, expand, run_key
+from .runner import CampaignResult, run_campaign
+from .spec import Campaign, is_campaign, load_campaign, parse_campaign
+from .store import CampaignDirError
+
+
+def plan(campaign: str | Path | Campaign, *, backend: str = "sim",
+         packets: bool = False) -> Plan:
+    """The expanded, validated plan of a campaign file (what ``--dry-run`` prints)."""
+    if not isinstance(campaign, Campaign):
+        campaign = load_campaign(campaign)
+    return expand(campaign, backend=backend, packets=packets)
+
+
+def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
+          jobs: int | None = None, dask: str | None = None, backend: str = "sim",
+          packets: bool = False, plots: bool = False, allow_mixed_versions: bool = False,
+          progress=False) -> pl.DataFrame:
+    """Run a campaign (skipping runs already finished in ``out_dir``) and return its index:
+    a polars DataFrame with a row per run × flow. Failed runs are missing from it; they are
+    listed in ``out_dir/failed/`` and a warning names how many failed.
+
+    ``jobs``: local worker processes (default: every core; 1 = in this process).
+    ``dask``: ``"local"`` (a LocalCluster) or a scheduler address. ``packets``: keep
+    per-packet records. ``plots``: plot each run."""
+    res = run_campaign(campaign, out_dir, jobs=jobs, dask=dask, backend=backend,
+                       packets=packets, plots=plots, allow_mixed_versions=allow_mixed_versions,
+                       progress=progress)
+    if res.failures:
+        import warnings
+        warnings.warn(f"{len(res.failures)} of {len(res.plan.runs)} runs failed; see "
+                      f"{res.out_dir / 'failed'}", RuntimeWarning, stacklevel=2)
+    return res.index
+
+
+__all__ = ["Campaign", "CampaignDirError", "CampaignResult", "Plan", "PlanErrors", "aggregate",
+           "derive_seed", "expand", "is_campaign", "load_campaign", "load_index",
+           "parse_campaign", "plan", "run_campaign", "run_key", "sweep", "t_quantile"]

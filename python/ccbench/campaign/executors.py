@@ -1,0 +1,238 @@
+"""Executors: where the runs of a campaign execute.
+
+* ``InProcess``: one after another in this interpreter.
+* ``LocalPool(jobs)``: a pool of ``jobs`` worker processes started once (each imports
+  ccbench once and then runs task after task); workers die with the campaign process.
+* ``DaskExecutor(address)``: tasks on a ``dask.distributed`` cluster — ``"local"`` starts a
+  LocalCluster, an address (``tcp://host:8786``) joins a running scheduler. Runs are sent in
+  batches sized so that each task lasts about ``target_s`` seconds; workers return the run's
+  files and the campaign process commits them, so workers need no shared file system.
+
+Every executor yields one outcome dict per task (``execute``): ``key, ok, rows`` (metric
+rows), ``wall_s`` (whole run incl. writing), ``loop_s`` (the backend's own time), ``error``
+and ``traceback`` on failure, ``files`` from remote workers.
+
+Emulation runs are real time: ``execute`` holds an exclusive lock file per machine around an
+emulation run, so two never overlap on one machine whatever the executor.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import fcntl
+import json
+import math
+import multiprocessing
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import time
+import traceback
+from collections import deque
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+EMU_LOCK = os.path.join(tempfile.gettempdir(), "ccbench-emu.lock")
+
+
+@contextmanager
+def machine_lock(path: str = EMU_LOCK):
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _append_log(path: str | None, event: dict) -> None:
+    if path:
+        with open(path, "a") as f:  # one short O_APPEND write per line
+            f.write(json.dumps(event) + "\n")
+
+
+def execute(task: dict) -> dict:
+    """Run one task: the backend, the results directory (``task["out"]``, or a temporary
+    directory whose files are returned when it is None), the metric rows."""
+    from .. import api
+    from .metrics import run_rows
+
+    key = task["key"]
+    t0 = time.perf_counter()
+    _append_log(task.get("log"), {"event": "start", "key": key, "pid": os.getpid(),
+                                  "host": socket.gethostname()})
+    tmp = None
+    try:
+        out = task.get("out")
+        if out is None:
+            tmp = tempfile.mkdtemp(prefix="ccbench-run-")
+            out = os.path.join(tmp, key)
+        kw = dict(backend=task["backend"], progress=False, source=task.get("source"),
+                  overwrite=True)
+        if task["backend"] == "emu":
+            with machine_lock():
+                res = api.run(task["experiment"], out, **kw)
+        else:
+            res = api.run(task["experiment"], out, **kw)
+        if task.get("plots"):
+            api.plot(res)
+        rows = run_rows(res)
+        outcome = {"key": key, "ok": True, "rows": rows, "loop_s": res.meta["wall_time_s"]}
+        if tmp is not None:
+            outcome["files"] = {p.relative_to(out).as_posix(): p.read_bytes()
+                                for p in Path(out).rglob("*") if p.is_file()}
+    except Exception as e:  # a failed run is a result, not the end of the campaign
+        outcome = {"key": key, "ok": False, "error": f"{type(e).__name__}: {e}",
+                   "traceback": traceback.format_exc()}
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    outcome["wall_s"] = time.perf_counter() - t0
+    outcome["host"] = socket.gethostname()
+    return outcome
+
+
+def execute_batch(tasks: list[dict]) -> list[dict]:
+    return [execute(t) for t in tasks]
+
+
+class InProcess:
+    name = "in-process"
+    workers = 1
+
+    def map(self, tasks: Iterable[dict]) -> Iterator[dict]:
+        for t in tasks:
+            yield execute(t)
+
+    def close(self) -> None:
+        pass
+
+
+def _worker_init() -> None:
+    """Pool worker: die with the campaign process (Linux PR_SET_PDEATHSIG), ignore Ctrl-C
+    (the campaign process handles it), import the heavy modules once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+    from .. import analysis, api  # noqa: F401
+
+
+class LocalPool:
+    """``jobs`` persistent worker processes on this machine."""
+
+    name = "local pool"
+
+    def __init__(self, jobs: int | None = None):
+        self.workers = max(1, jobs or os.cpu_count() or 1)
+        ctx = multiprocessing.get_context("spawn")
+        self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
+                                           initializer=_worker_init)
+
+    def map(self, tasks: Iterable[dict]) -> Iterator[dict]:
+        it = iter(tasks)
+        pending: set = set()
+        limit = 2 * self.workers
+        for t in it:
+            pending.add(self.pool.submit(execute, t))
+            if len(pending) >= limit:
+                break
+        while pending:
+            done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for f in done:
+                yield f.result()
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.add(self.pool.submit(execute, nxt))
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self) -> None:
+        for p in list(getattr(self.pool, "_processes", {}).values()):
+            p.terminate()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Runs on a dask.distributed cluster, in batches of about ``target_s`` seconds."""
+
+    name = "dask"
+
+    def __init__(self, address: str = "local", *, jobs: int | None = None,
+                 target_s: float = 1.0, emu: bool = False):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError as e:  # pragma: no cover - dask is a dependency
+            raise RuntimeError("--dask needs the dask and distributed packages "
+                               "(pip install -r requirements.txt)") from e
+        self.cluster = None
+        if address == "local":
+            n = 1 if emu else max(1, jobs or os.cpu_count() or 1)
+            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                        dashboard_address=None)
+            self.client = Client(self.cluster)
+            self.name = f"dask LocalCluster ({n} workers)"
+        else:
+            self.client = Client(address, timeout="30s")
+            self.name = f"dask {address}"
+        info = self.client.scheduler_info()
+        self.workers = max(1, sum(w.get("nthreads", 1) for w in info["workers"].values()))
+        self.target_s = target_s
+
+    def map(self, tasks: Iterable[dict]) -> Iterator[dict]:
+        from dask.distributed import as_completed
+        queue = deque(dict(t, out=None, log=None) for t in tasks)
+        mean = None  # seconds per run, learnt from the first results
+        ac = as_completed()
+
+        def submit():
+            if not queue:
+                return
+            if mean is None:
+                size = 1
+            else:
+                size = max(1, math.ceil(self.target_s / max(mean, 1e-6)))
+                # keep at least ~2 batches per worker in the queue for balance
+                size = min(size, max(1, math.ceil(len(queue) / (2 * self.workers))))
+            batch = [queue.popleft() for _ in range(min(size, len(queue)))]
+            ac.add(self.client.submit(execute_batch, batch, pure=False))
+
+        for _ in range(2 * self.workers):
+            submit()
+        n_done, t_sum = 0, 0.0
+        for fut in ac:
+            outs = fut.result()
+            fut.release()
+            for o in outs:
+                n_done += 1
+                t_sum += o["wall_s"]
+                yield o
+            mean = t_sum / n_done
+            submit()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def abort(self) -> None:
+        self.close()
+
+
+def make_executor(*, jobs: int | None = None, dask: str | None = None, backend: str = "sim"):
+    """The executor for the CLI options: ``dask`` (local | address) wins, then ``jobs`` (1 =
+    in process, else a local pool; None = every core). Emulation: one run at a time here."""
+    if dask:
+        return DaskExecutor(dask, jobs=jobs, emu=backend == "emu")
+    if backend == "emu":
+        return InProcess()
+    n = jobs if jobs is not None else (os.cpu_count() or 1)
+    return InProcess() if n <= 1 else LocalPool(n)

@@ -1,0 +1,191 @@
+"""Running a campaign: skip finished runs, execute the rest, commit each run as it finishes,
+record failures and go on, keep the index up to date."""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import polars as pl
+
+from .executors import make_executor
+from .index import MetricsCache, build_index, write_index
+from .plan import Plan, expand
+from .spec import Campaign, load_campaign
+from .store import Store
+
+CHECKPOINT_S = 10.0  # write the metrics cache and index at most this often while running
+
+
+@dataclass
+class CampaignResult:
+    """What a campaign did: the index of every finished run and this session's counts."""
+
+    index: pl.DataFrame
+    plan: Plan
+    out_dir: Path
+    executed: int = 0  # runs executed in this session
+    skipped: int = 0  # already finished before it
+    failures: list[dict] = field(default_factory=list)  # {key, label, repeat, error}
+    wall_s: float = 0.0
+    loop_s: float = 0.0  # the backends' own time summed over executed runs
+    executor: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> str:
+        n = len(self.plan.runs)
+        lines = [f"{self.out_dir}: {n - len(self.failures)}/{n} runs finished "
+                 f"({self.executed} run now, {self.skipped} already done) in "
+                 f"{self.wall_s:.1f} s on {self.executor}; index: "
+                 f"{self.out_dir / 'index.parquet'} ({self.index.height} rows)"]
+        if self.failures:
+            lines.append(f"{len(self.failures)} run{'s' if len(self.failures) > 1 else ''} "
+                         f"failed (details in {self.out_dir / 'failed'}/<key>.json):")
+            for f in self.failures[:20]:
+                lines.append(f"  {f['label']} repeat {f['repeat']} [{f['key']}]: {f['error']}")
+            if len(self.failures) > 20:
+                lines.append(f"  … {len(self.failures) - 20} more")
+            lines.append("rerun the same command to retry them (finished runs are kept)")
+        return "\n".join(lines)
+
+
+class Progress:
+    """A rich progress bar on a terminal, plain lines otherwise, or nothing."""
+
+    def __init__(self, total: int, done: int, mode: str | bool | Callable = "auto",
+                 stream=None):
+        self.total, self.done, self.failed = total, done, 0
+        self.stream = stream or sys.stderr
+        self.callback = mode if callable(mode) else None
+        if mode == "auto":
+            mode = "rich" if self.stream.isatty() else "plain"
+        self.mode = mode if isinstance(mode, str) else ("plain" if mode else "off")
+        self.t0 = time.monotonic()
+        self.bar = None
+        if self.mode == "rich":
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RP,
+                                       TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+            self.bar = RP(TextColumn("[bold]{task.description}"), BarColumn(),
+                          MofNCompleteColumn(), TextColumn("{task.fields[failed]} failed"),
+                          TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                          console=Console(file=self.stream), transient=False)
+            self.bar.start()
+            self.task = self.bar.add_task("runs", total=total, completed=done, failed=0)
+
+    def update(self, ok: bool, text: str) -> None:
+        self.done += 1
+        self.failed += 0 if ok else 1
+        if self.callback:
+            self.callback(self.done, self.total, ok, text)
+        elif self.mode == "rich":
+            self.bar.update(self.task, completed=self.done, failed=self.failed)
+            if not ok:
+                self.bar.console.print(f"[red]failed[/red] {text}")
+        elif self.mode == "plain":
+            el = time.monotonic() - self.t0
+            w = len(str(self.total))
+            print(f"[{self.done:>{w}}/{self.total}] {'ok    ' if ok else 'FAILED'} {text} "
+                  f"({el:.0f} s{', ' + str(self.failed) + ' failed' if self.failed else ''})",
+                  file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = None, *,
+                 jobs: int | None = None, dask: str | None = None, backend: str = "sim",
+                 packets: bool = False, plots: bool = False,
+                 allow_mixed_versions: bool = False, progress: Any = "auto",
+                 executor=None, plan: Plan | None = None) -> CampaignResult:
+    """Run every unfinished run of a campaign into ``out_dir`` and write its index."""
+    from ..api import __version__
+    if backend not in ("sim", "emu"):
+        raise ValueError(f"unknown backend {backend!r}: use 'sim' or 'emu'")
+    if not isinstance(campaign, Campaign):
+        campaign = load_campaign(campaign)
+    if plan is None:
+        plan = expand(campaign, backend=backend, packets=packets)
+    out = Path(out_dir) if out_dir is not None else Path("results") / campaign.name
+    t0 = time.perf_counter()
+    with Store(out, allow_mixed_versions=allow_mixed_versions) as store:
+        cache = MetricsCache(out)
+        todo, seen, skipped = [], set(), 0
+        for r in plan.runs:
+            if r.key in seen:
+                continue
+            seen.add(r.key)
+            if store.is_done(r.key):
+                skipped += 1
+            else:
+                todo.append(r)
+        by_key = {r.key: r for r in todo}
+        res = CampaignResult(index=pl.DataFrame(), plan=plan, out_dir=out, skipped=skipped)
+        own = executor is None
+        if todo and own:
+            executor = make_executor(jobs=jobs, dask=dask, backend=backend)
+        res.executor = getattr(executor, "name", "none") if todo else "nothing to run"
+        if backend == "emu" and todo:
+            print("emulation campaign: runs are real time and run one at a time on each "
+                  "machine", file=sys.stderr)
+        store.begin(plan, executor=res.executor, backend=backend,
+                    options={"packets": packets, "plots": plots, "jobs": jobs, "dask": dask})
+        prog = Progress(len(seen), skipped, progress) if todo else None
+        tasks = ({"key": r.key, "experiment": r.experiment, "backend": backend,
+                  "out": str(store.run_dir(r.key)), "log": store.log_path,
+                  "source": plan.campaign.campaign_file, "plots": plots} for r in todo)
+        last = time.monotonic()
+        try:
+            for o in (executor.map(tasks) if todo else ()):
+                r = by_key[o["key"]]
+                text = f"{r.point.label} repeat {r.repeat}"
+                if o["ok"]:
+                    if o.get("files") is not None:
+                        store.commit_files(r.key, o["files"])
+                    store.clear_failure(r.key)
+                    cache.add(r.key, o["rows"], __version__)
+                    res.loop_s += o.get("loop_s") or 0.0
+                    store.log("done", key=r.key, point=r.point.index, repeat=r.repeat,
+                              wall_s=round(o["wall_s"], 4), loop_s=o.get("loop_s"),
+                              host=o.get("host"))
+                else:
+                    info = {"key": r.key, "label": r.point.label, "point": r.point.index,
+                            "repeat": r.repeat, "seed": r.seed, "values": r.point.values,
+                            "error": o["error"], "traceback": o.get("traceback"),
+                            "host": o.get("host")}
+                    store.record_failure(r.key, info)
+                    store.log("failed", key=r.key, error=o["error"])
+                    res.failures.append(info)
+                res.executed += 1
+                prog.update(o["ok"], text + ("" if o["ok"] else f": {o['error']}"))
+                if time.monotonic() - last > CHECKPOINT_S:
+                    cache.save()
+                    write_index(build_index(plan, store, cache), out)
+                    last = time.monotonic()
+        except BaseException:
+            if own and executor is not None and hasattr(executor, "abort"):
+                executor.abort()
+                executor = None
+            raise
+        finally:
+            if prog:
+                prog.close()
+            if own and executor is not None:
+                executor.close()
+            res.index = build_index(plan, store, cache)
+            cache.save()
+            write_index(res.index, out)
+            res.wall_s = time.perf_counter() - t0
+            store.manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            store.manifest["last_session"] = {"executed": res.executed, "skipped": skipped,
+                                              "failed": len(res.failures),
+                                              "wall_s": round(res.wall_s, 3)}
+            store.write_manifest()
+            store.log("end", executed=res.executed, failed=len(res.failures))
+    return res

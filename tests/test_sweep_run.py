@@ -1,0 +1,193 @@
+"""Running campaigns: resume after SIGKILL, failures, executors (in-process, pool, Dask
+LocalCluster) giving identical results, version mixing, the CLI."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+import ccbench
+from ccbench import cli
+from ccbench.campaign import CampaignDirError, load_index, run_campaign
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SMALL = {"duration": 1, "seed": 3,
+         "central": {"rate": "10Mbit", "delay": "10ms", "queue": "1bdp"},
+         "flows": [{"scheme": "bbr"}, {"scheme": "cubic"}],
+         "sweep": {"axes": {"central.queue": ["0.5bdp", "2bdp"]}, "repeats": 2}}
+
+
+def write(tmp_path, doc, name="camp.yaml") -> Path:
+    f = tmp_path / name
+    f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return f
+
+
+def events(d: Path) -> list[dict]:
+    return [json.loads(x) for x in (d / "log.jsonl").read_text().splitlines()]
+
+
+def test_index_rows_and_skip_on_rerun(tmp_path):
+    f = write(tmp_path, SMALL)
+    out = tmp_path / "out"
+    res = run_campaign(f, out, jobs=1, progress=False)
+    assert res.ok and res.executed == 4 and res.skipped == 0
+    idx = load_index(out)
+    assert idx.height == 8  # 4 runs × 2 flows
+    assert idx.columns[:6] == ["run_key", "point", "label", "repeat", "seed", "central.queue"]
+    assert idx["scheme"].to_list()[:2] == ["bbr", "cubic"]
+    assert idx.filter(pl.col("avg_tput_mbps").is_null()).height == 0
+    assert idx["utilization_pct"].min() > 50
+    # metrics are ccbench.analysis's, from each run's results directory
+    r0 = ccbench.load(out / "runs" / idx["run_key"][0])
+    an = ccbench.analyze(r0, "per-flow", interval=0.01)
+    assert idx["avg_tput_mbps"][0] == an.summary["avg_tput_mbps"][0]
+    assert idx["jain"][0] == an.overall_jain
+    assert r0.packets is None  # no per-packet records in campaigns by default
+    # rerun: nothing executes, the same index
+    again = run_campaign(f, out, jobs=1, progress=False)
+    assert again.executed == 0 and again.skipped == 4
+    assert again.index.equals(idx)
+    m = json.loads((out / "campaign.json").read_text())
+    assert m["ccbench_version"] == ccbench.__version__ and "git_dirty" in m
+    assert len(m["sessions"]) == 2
+
+
+def test_failing_run_does_not_stop_the_others(tmp_path, monkeypatch, capsys):
+    f = write(tmp_path, SMALL)
+    out = tmp_path / "out"
+    plan = ccbench.campaign.plan(f)
+    bad = plan.runs[1].seed
+    real = ccbench.api.run
+
+    def flaky(exp, *a, **kw):
+        if exp["seed"] == bad:
+            raise RuntimeError("injected failure")
+        return real(exp, *a, **kw)
+
+    monkeypatch.setattr(ccbench.api, "run", flaky)
+    rc = cli.main(["sweep", str(f), "-o", str(out), "-j", "1", "--quiet"])
+    text = capsys.readouterr().out
+    assert rc == 1
+    assert "3/4 runs finished" in text and "1 run failed" in text and "injected failure" in text
+    assert load_index(out).height == 6
+    failed = list((out / "failed").glob("*.json"))
+    assert len(failed) == 1 and json.loads(failed[0].read_text())["seed"] == bad
+    # the rerun retries only the failed run
+    monkeypatch.setattr(ccbench.api, "run", real)
+    rc = cli.main(["sweep", str(f), "-o", str(out), "-j", "1", "--quiet"])
+    assert rc == 0 and "(1 run now, 3 already done)" in capsys.readouterr().out
+    assert not list((out / "failed").glob("*.json"))
+    assert load_index(out).height == 8
+
+
+def test_resume_after_sigkill_gives_the_uninterrupted_index(tmp_path):
+    doc = {"duration": 4, "seed": 1,
+           "central": {"rate": "50Mbit", "delay": "10ms", "queue": "1bdp"},
+           "flows": [{"scheme": "cubic"}, {"scheme": "bbr"}],
+           "sweep": {"axes": {"central.queue": ["0.5bdp", "1bdp", "2bdp", "4bdp"],
+                              "central.loss": [0, 0.001]}, "repeats": 2}}
+    f = write(tmp_path, doc)
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    cmd = [sys.executable, "-m", "ccbench", "sweep", str(f), "-j", "2", "--quiet", "-o"]
+    p = subprocess.Popen(cmd + [str(killed)], env=env)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60:
+        log = killed / "log.jsonl"
+        if log.is_file() and sum(e["event"] == "done" for e in events(killed)) >= 4:
+            break
+        time.sleep(0.02)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    time.sleep(0.5)  # pool workers follow their parent (PR_SET_PDEATHSIG)
+    first = events(killed)
+    # finished = committed results directory (the parent may die between a worker's commit
+    # and its own "done" line)
+    done_before = {d.name for d in (killed / "runs").iterdir() if not d.name.startswith(".")}
+    assert {e["key"] for e in first if e["event"] == "done"} <= done_before
+    assert 4 <= len(done_before) < 16, "the kill must land mid-campaign"
+    r = subprocess.run(cmd + [str(killed)], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"({16 - len(done_before)} run now, {len(done_before)} already done)" in r.stdout
+    subprocess.run(cmd + [str(whole)], env=env, check=True, capture_output=True)
+    a, b = load_index(killed), load_index(whole)
+    assert a.height == 32
+    assert a.equals(b)
+    # no run executed twice: runs finished before the kill never start again, and every
+    # run is done exactly once
+    later = events(killed)[len(first):]
+    assert not {e["key"] for e in later if e["event"] == "start"} & done_before
+    later_done = [e["key"] for e in later if e["event"] == "done"]
+    assert len(later_done) == len(set(later_done)) == 16 - len(done_before)
+    assert not [d for d in (killed / "runs").iterdir() if d.name.startswith(".")]
+
+
+def _files(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.suffix == ".parquet"}
+
+
+def _meta(d: Path) -> dict:
+    m = json.loads((d / "metadata.json").read_text())
+    for k in ("created", "wall_time_s"):
+        m.pop(k)
+    return m
+
+
+def test_dask_local_cluster_gives_identical_runs_to_the_pool(tmp_path):
+    pytest.importorskip("dask.distributed")
+    f = write(tmp_path, SMALL)
+    pool, dask = tmp_path / "pool", tmp_path / "dask"
+    rp = run_campaign(f, pool, jobs=2, progress=False)
+    rd = run_campaign(f, dask, jobs=2, dask="local", progress=False)
+    assert rp.ok and rd.ok and rd.executor.startswith("dask LocalCluster")
+    keys = sorted(p.name for p in (pool / "runs").iterdir())
+    assert keys == sorted(p.name for p in (dask / "runs").iterdir()) and len(keys) == 4
+    for k in keys:
+        a, b = _files(pool / "runs" / k), _files(dask / "runs" / k)
+        assert a.keys() == b.keys() and len(a) >= 5
+        assert all(a[n] == b[n] for n in a), k  # byte-identical tables
+        assert _meta(pool / "runs" / k) == _meta(dask / "runs" / k)
+    assert rp.index.equals(rd.index)
+
+
+def test_other_version_in_dir_is_refused(tmp_path):
+    f = write(tmp_path, SMALL)
+    out = tmp_path / "out"
+    run_campaign(f, out, jobs=1, progress=False)
+    m = json.loads((out / "campaign.json").read_text())
+    m["ccbench_version"] = "0.0.1"
+    (out / "campaign.json").write_text(json.dumps(m))
+    with pytest.raises(CampaignDirError, match="another ccbench version"):
+        run_campaign(f, out, jobs=1, progress=False)
+    res = run_campaign(f, out, jobs=1, progress=False, allow_mixed_versions=True)
+    assert res.skipped == 4
+    with pytest.raises(CampaignDirError, match="not a campaign directory"):
+        (tmp_path / "other").mkdir()
+        (tmp_path / "other" / "x").write_text("")
+        run_campaign(f, tmp_path / "other", jobs=1, progress=False)
+
+
+def test_cli_dry_run_lists_points_and_reports_all_invalid_points(tmp_path, capsys):
+    f = write(tmp_path, SMALL)
+    assert cli.main(["sweep", str(f), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "2 points × 2 repeats = 4 runs" in out and "0.5bdp" in out and "2bdp" in out
+    bad = dict(SMALL, sweep={"axes": {"central.queue": ["1bdp", "huge", "-1"],
+                                      "flows[1].scheme": ["cubic", "cubik"]}})
+    g = write(tmp_path, bad, "bad.yaml")
+    assert cli.main(["sweep", str(g), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "5 of 6 points of the campaign are invalid" in err
+    assert "central.queue=huge" in err and "flows[1].scheme=cubik" in err
+    assert cli.main(["validate", str(f)]) == 0
+    assert "a campaign: 2 points, 4 runs" in capsys.readouterr().out
