@@ -76,7 +76,6 @@ fn run_sim<'py>(
 #[pyfunction]
 fn schemes(py: Python<'_>) -> PyResult<PyObject> {
     let list: Vec<serde_json::Value> = sim::cc::schemes()
-        .iter()
         .map(|s| {
             // Flags a scheme's constructor sets (Linux TCP_CONG_NEEDS_ECN; ccbench's non-SACK
             // NewReno), read from a default instance so the registry stays their only source.

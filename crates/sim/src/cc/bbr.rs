@@ -21,8 +21,11 @@
 //!   ≈ 530 Mbit/s where the 64 KB GSO cap binds.
 //! * `sk_max_pacing_rate` is unlimited (no `SO_MAX_PACING_RATE`).
 
-use super::{CaEvent, CongestionControl, Minmax, PacingStatus, ParamInfo, Params, RateSample, Sock};
-use crate::tcp::CaState;
+use super::rng::{splitmix64, splitmix64_state};
+use super::{
+    CaEvent, CaState, CongestionControl, Minmax, PacingStatus, ParamInfo, Params, RateSample,
+    SchemeInfo, Sock,
+};
 
 /// `BBR_SCALE` / `BBR_UNIT`: gains are fixed point ×256.
 pub const BBR_SCALE: u32 = 8;
@@ -196,27 +199,10 @@ impl BbrParams {
             extra_acked_max_us: p.int("extra_acked_max_us", 100_000, 0, 10_000_000)? as u64,
             edt: p.bool("edt", true)?,
             ack_delayed_filter: p.bool("ack_delayed_filter", true)?,
-            seed: param_u64(p, "seed")?,
-            stream: param_u64(p, "stream")?,
+            seed: p.u64("seed")?,
+            stream: p.u64("stream")?,
         })
     }
-}
-
-/// An unsigned 64-bit parameter (seeds may exceed the i64 range of `Params::int`).
-pub(crate) fn param_u64(p: &Params, key: &str) -> Result<u64, String> {
-    match p.get(key) {
-        None => Ok(0),
-        Some(v) => v.as_u64().ok_or_else(|| p.type_err(key, "a non-negative integer", v)),
-    }
-}
-
-/// splitmix64 step: the generator behind `prandom_u32_max` here.
-pub(crate) fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Per-connection state (`struct bbr`).
@@ -275,7 +261,7 @@ pub struct Bbr {
 
 impl Bbr {
     pub fn new(name: &'static str, p: BbrParams) -> Self {
-        let rng = p.seed ^ p.stream.wrapping_mul(0xd1b5_4a32_d192_ed03) ^ 0x4242_4252_5631;
+        let rng = splitmix64_state(p.seed, p.stream, 0x4242_4252_5631);
         Bbr {
             name,
             p,
@@ -942,6 +928,25 @@ impl CongestionControl for Bbr {
         out.push(("extra_acked", self.extra_acked() as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[
+    SchemeInfo {
+        name: "bbr",
+        description: "BBR v1: model-based (windowed max bandwidth × min RTT), STARTUP/DRAIN/PROBE_BW/PROBE_RTT, gain-cycled pacing, cwnd = 2·BDP + TSO/even/probe extras + ACK-aggregation allowance, policer (long-term bw) detection",
+        source: "Linux net/ipv4/tcp_bbr.c (5.4–6.x; 4.19/4.9 via parameters); cc-algorithms.md §3",
+        params: PARAMS,
+        make: |p| Ok(Box::new(Bbr::from_params(p)?)),
+    },
+    SchemeInfo {
+        name: "bbr-shallow",
+        description: "BBR v1 with PROBE_BW cwnd_gain 1.5 (BBR_Shallow, study 002): everything else as bbr",
+        source: "Claypool et al. tcp_bbrshallow.c (4.19 tcp_bbr.c with one constant changed); cc-algorithms.md §3.8",
+        params: SHALLOW_PARAMS,
+        make: |p| Ok(Box::new(Bbr::shallow_from_params(p)?)),
+    },
+];
 
 #[cfg(test)]
 mod tests {

@@ -17,9 +17,12 @@
 //!   as `rs.delivered_ce > 0`. With `ecn` off (default) the ECN path is inert;
 //! * random draws (probe wait, Reno-coexistence rounds) use splitmix64 seeded by `seed`/`stream`.
 
-use super::bbr::{param_u64, splitmix64, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
-use super::{CaEvent, CongestionControl, LostSkb, PacingStatus, ParamInfo, Params, RateSample, Sock};
-use crate::tcp::CaState;
+use super::bbr::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
+use super::rng::{splitmix64, splitmix64_state};
+use super::{
+    CaEvent, CaState, CongestionControl, LostSkb, PacingStatus, ParamInfo, Params, RateSample,
+    SchemeInfo, Sock,
+};
 
 /// `GSO_LEGACY_MAX_SIZE` and `MAX_TCP_HEADER` (x86-64), bytes.
 const GSO_MAX_SIZE: u64 = 65536;
@@ -200,8 +203,8 @@ impl Bbr3Params {
             ecn_alpha_gain: g("ecn_alpha_gain", d.ecn_alpha_gain, 0.0, 1.0)?,
             ecn_factor: g("ecn_factor", d.ecn_factor, 0.0, 1.0)?,
             ecn_thresh: g("ecn_thresh", d.ecn_thresh, 0.0, 1.0)?,
-            seed: param_u64(p, "seed")?,
-            stream: param_u64(p, "stream")?,
+            seed: p.u64("seed")?,
+            stream: p.u64("stream")?,
             ..d
         })
     }
@@ -286,7 +289,7 @@ pub struct Bbr3 {
 
 impl Bbr3 {
     pub fn new(p: Bbr3Params) -> Self {
-        let rng = p.seed ^ p.stream.wrapping_mul(0xd1b5_4a32_d192_ed03) ^ 0x4242_5233;
+        let rng = splitmix64_state(p.seed, p.stream, 0x4242_5233);
         Bbr3 {
             p,
             rng,
@@ -1237,6 +1240,16 @@ impl CongestionControl for Bbr3 {
         out.push(("ecn_alpha", self.ecn_alpha as f64 / BBR_UNIT as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "bbr3",
+    description: "BBRv3: BBR with loss/ECN-bounded probing (inflight_hi/inflight_lo, bw_lo), PROBE_BW DOWN/CRUISE/REFILL/UP, 2 % loss threshold, ECN alpha, PROBE_RTT every 5 s at 0.5·BDP",
+    source: "Linux v3 tree github.com/google/bbr (branch v3) net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Bbr3::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -22,9 +22,9 @@
 //! * Jiffies: HZ = 1000 (as cubic.rs), so the HZ/32 hold-off is 31 ms.
 
 use super::{
-    tcp_cong_avoid_ai, tcp_slow_start, AckSample, CongestionControl, ParamInfo, Params, Sock,
+    tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaState, CongestionControl, ParamInfo, Params,
+    SchemeInfo, Sock,
 };
-use crate::tcp::CaState;
 
 /// `BICTCP_BETA_SCALE`: beta is in 1/1024 units.
 const BICTCP_BETA_SCALE: u32 = 1024;
@@ -250,6 +250,16 @@ impl CongestionControl for Bic {
         out.push(("ack_ratio", self.delayed_ack as f64 / (1u32 << ACK_RATIO_SHIFT) as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "bic",
+    description: "BIC-TCP: binary search towards the last maximum, then max probing; beta 0.8, Reno below 14 packets",
+    source: "Linux net/ipv4/tcp_bic.c (2.6.32–3.x); cc-algorithms.md §7.1",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Bic::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -34,8 +34,8 @@
 //! Randomness: a `netmodel::Rng` seeded from the parameters `seed` and `stream`, which the engine
 //! fills with the experiment seed and the flow id (see `cc::engine_params`).
 
-use super::{AckSample, CaEvent, CongestionControl, ParamInfo, Params, Sock};
-use crate::tcp::CaState;
+use super::rng::cc_rng;
+use super::{AckSample, CaEvent, CaState, CongestionControl, ParamInfo, Params, SchemeInfo, Sock};
 use netmodel::Rng;
 
 /// `D_P_E`: FreeBSD keeps gradients ×2^7; the probability table index is g/G in units of 2^-7.
@@ -54,8 +54,6 @@ pub const Q_RISING: u32 = 2;
 pub const Q_FALLING: u32 = 3;
 pub const Q_FULL: u32 = 4;
 pub const Q_UNKNOWN: u32 = 9999;
-/// Stream tag mixed into the flow's RNG stream so CC randomness never aliases a link's.
-pub const CC_RNG_STREAM_TAG: u64 = 0xCC00_0000_0000_0000;
 
 /// Slow-start exit rules (`ss_mode`, cc-algorithms.md §1.8).
 pub const SS_CDG: i64 = 0;
@@ -79,22 +77,6 @@ pub static PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "seed", default: 0.0, doc: "RNG seed for the probabilistic back-off (the engine sets the experiment seed)" },
     ParamInfo { name: "stream", default: 0.0, doc: "RNG stream (the engine sets the flow id)" },
 ];
-
-/// Reads an unsigned 64-bit parameter (seeds exceed the i64 range of `Params::int`).
-pub(crate) fn param_u64(p: &Params, key: &str) -> Result<u64, String> {
-    match p.get(key) {
-        None => Ok(0),
-        Some(v) => v
-            .as_u64()
-            .or_else(|| v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64))
-            .ok_or_else(|| p.type_err(key, "a non-negative integer", v)),
-    }
-}
-
-/// The CC's generator for `(seed, stream)`.
-pub(crate) fn cc_rng(seed: u64, stream: u64) -> Rng {
-    Rng::new(seed, stream ^ CC_RNG_STREAM_TAG)
-}
 
 /// FreeBSD's `probexp[i]` ≈ (1 − e^(−i/128))·2^15 (entry 0 = 10).
 pub fn probexp(i: usize) -> u32 {
@@ -282,8 +264,8 @@ impl Cdg {
             shadow: p.bool("shadow", true)?,
             ss_mode: p.int("ss_mode", SS_CDG, 0, 2)?,
             prob_exact: p.bool("prob_exact", false)?,
-            seed: param_u64(p, "seed")?,
-            stream: param_u64(p, "stream")?,
+            seed: p.u64("seed")?,
+            stream: p.u64("stream")?,
         }))
     }
 
@@ -502,6 +484,15 @@ impl CongestionControl for Cdg {
     }
 }
 
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "cdg",
+    description: "CDG: per-RTT gradients of min/max RTT, moving average over 8 RTTs, back-off to 0.7·cwnd with P = 1 − exp(−g/3 ms), shadow window, queue-state loss tolerance, ineffectual-back-off detection",
+    source: "FreeBSD sys/netinet/cc/cc_cdg.c v0.1; Hayes & Armitage IFIP Networking 2011; cc-algorithms.md §1",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Cdg::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -36,8 +36,10 @@
 //! Loss-state cwnd is adopted and v = 1. The rate comparison is done as cwnd·δ·d_q ≤ RTTstanding
 //! (equivalent to λ ≤ λ_t, and finite when d_q = 0).
 
-use super::{CaEvent, CongestionControl, Minmax, PacingStatus, ParamInfo, Params, RateSample, Sock};
-use std::collections::VecDeque;
+use super::{
+    CaEvent, CongestionControl, Minmax, PacingStatus, ParamInfo, Params, RateSample, SchemeInfo,
+    Sock, WindowMin,
+};
 
 /// Default-mode δ (packets⁻¹·… the paper's δ = 0.5: 1/δ = 2 packets of queue per flow).
 pub const COPA_DEFAULT_DELTA: f64 = 0.5;
@@ -65,33 +67,6 @@ pub static PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "velocity", default: 1.0, doc: "enable the velocity parameter (0: v = 1 always)" },
     ParamInfo { name: "pacing", default: 1.0, doc: "pace at 2·cwnd/RTTstanding (0: window-limited bursts)" },
 ];
-
-/// Sliding-window minimum over time (monotonic deque): RTTstanding over srtt/2.
-#[derive(Clone, Debug, Default)]
-pub struct WindowMin {
-    q: VecDeque<(u64, u64)>,
-}
-
-impl WindowMin {
-    pub fn update(&mut self, t: u64, v: u64, win: u64) -> u64 {
-        while let Some(&(_, back)) = self.q.back() {
-            if back >= v {
-                self.q.pop_back();
-            } else {
-                break;
-            }
-        }
-        self.q.push_back((t, v));
-        while let Some(&(t0, _)) = self.q.front() {
-            if t.saturating_sub(t0) > win && self.q.len() > 1 {
-                self.q.pop_front();
-            } else {
-                break;
-            }
-        }
-        self.q.front().map(|x| x.1).unwrap_or(v)
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct Copa {
@@ -338,6 +313,16 @@ impl CongestionControl for Copa {
     }
 }
 
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "copa",
+    description: "Copa: target rate 1/(delta·d_q) from the standing RTT (min over srtt/2) minus min RTT (10 s); cwnd ±v/(delta·cwnd) per ACK with velocity doubling; paced at 2·cwnd/RTT; competitive mode (AIMD on 1/delta) when the queue never empties in 5 RTTs",
+    source: "Arun & Balakrishnan, NSDI 2018 (revised version), genericCC for unstated details",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Copa::from_params(p)?)),
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,15 +449,5 @@ mod tests {
         c.per_rtt(110_000);
         assert!(!c.competitive);
         assert_eq!(c.delta, 0.5);
-    }
-
-    #[test]
-    fn window_min_slides() {
-        let mut w = WindowMin::default();
-        assert_eq!(w.update(0, 50, 10), 50);
-        assert_eq!(w.update(5, 60, 10), 50);
-        assert_eq!(w.update(11, 70, 10), 60);
-        assert_eq!(w.update(12, 40, 10), 40);
-        assert_eq!(w.update(30, 90, 10), 90);
     }
 }

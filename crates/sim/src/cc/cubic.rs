@@ -19,10 +19,9 @@
 //!   halved when the socket is not paced (no fq and no internal pacing), as in the kernel.
 
 use super::{
-    tcp_cong_avoid_ai, tcp_slow_start, CaEvent, CongestionControl, PacingStatus, ParamInfo, Params,
-    Sock, AckSample,
+    tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, CongestionControl,
+    PacingStatus, ParamInfo, Params, SchemeInfo, Sock,
 };
-use crate::tcp::CaState;
 
 /// `BICTCP_BETA_SCALE`: scale of `beta` (max_cwnd = cwnd·beta/1024).
 const BICTCP_BETA_SCALE: u32 = 1024;
@@ -441,6 +440,16 @@ impl CongestionControl for Cubic {
         out.push(("hystart_found", if self.found { 1.0 } else { 0.0 }));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "cubic",
+    description: "CUBIC with HyStart (ACK train + delay), fast convergence and the TCP-friendly region, integer arithmetic as Linux",
+    source: "Linux net/ipv4/tcp_cubic.c (5.7+/6.x); RFC 8312/9438; cc-algorithms.md §4",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Cubic::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

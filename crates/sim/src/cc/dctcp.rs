@@ -23,10 +23,9 @@
 //! modelled.
 
 use super::{
-    tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, CaEvent, CongestionControl, ParamInfo,
-    Params, Sock, CA_ACK_ECE,
+    tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, CaEvent, CaState, CongestionControl,
+    ParamInfo, Params, SchemeInfo, Sock, CA_ACK_ECE,
 };
-use crate::tcp::CaState;
 
 /// `DCTCP_MAX_ALPHA`: alpha is kept ×1024 (10 fractional bits).
 pub const DCTCP_MAX_ALPHA: u32 = 1024;
@@ -259,6 +258,16 @@ impl CeAckState {
         act
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "dctcp",
+    description: "DCTCP: ECN-based; once per RTT alpha = (1-g)·alpha + g·F (g = 1/16), on ECE cwnd·(1 − alpha/2) once per window, halve on loss; Reno growth. Needs ECN (falls back to dctcp-reno without)",
+    source: "Linux net/ipv4/tcp_dctcp.c (5.x/6.x), include/net/tcp_dctcp.h; RFC 8257; cc-algorithms.md §7.12",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Dctcp::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

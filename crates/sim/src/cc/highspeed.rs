@@ -11,7 +11,7 @@
 //! per packet acked: a stretch ACK counts once) and slow start uses `tcp_slow_start` without
 //! carrying leftover credit into CA. The module has no parameters.
 
-use super::{tcp_slow_start, CongestionControl, ParamInfo, Sock};
+use super::{tcp_slow_start, CongestionControl, ParamInfo, SchemeInfo, Sock};
 
 /// `hstcp_aimd_vals` (tcp_highspeed.c, from RFC 3649 App. B): (cwnd upper bound in packets,
 /// decrease factor b(w) ×256). Row i has a(w) = i + 1.
@@ -115,6 +115,16 @@ impl CongestionControl for HighSpeed {
         out.push(("b", self.md() as f64 / 256.0));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "highspeed",
+    description: "HighSpeed TCP: window-dependent AIMD a(w), b(w) from the RFC 3649 table",
+    source: "Linux net/ipv4/tcp_highspeed.c (5.x/6.x); RFC 3649 App. B; cc-algorithms.md §7.4",
+    params: PARAMS,
+    make: |_| Ok(Box::new(HighSpeed::new())),
+}];
 
 #[cfg(test)]
 mod tests {

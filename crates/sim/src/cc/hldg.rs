@@ -22,10 +22,12 @@
 //! 2·RTT/(target − cwnd)) are evaluated on ACK arrivals (CCs have no timers); the RTT_base probe
 //! only runs in DELAY/PROBE mode (in LOSS mode CUBIC owns the window).
 
-use super::cdg::{cc_rng, param_u64};
+use super::rng::cc_rng;
 use super::cubic::{Cubic, CubicParams};
-use super::{AckSample, CaEvent, CongestionControl, ParamInfo, Params, Sock, TCP_INFINITE_SSTHRESH};
-use crate::tcp::CaState;
+use super::{
+    AckSample, CaEvent, CaState, CongestionControl, ParamInfo, Params, SchemeInfo, Sock,
+    TCP_INFINITE_SSTHRESH,
+};
 use netmodel::Rng;
 
 /// WWMA weights, oldest → newest [HLDG §5.2.4.2; D13].
@@ -400,8 +402,8 @@ impl Hldg {
             recovery_loss_bug: p.bool("recovery_loss_bug", false)?,
             cubic_beta: p.int("cubic_beta", 717, 1, 1023)? as u32,
             cubic_bic_scale: p.int("cubic_bic_scale", 41, 1, 1 << 20)? as u32,
-            seed: param_u64(p, "seed")?,
-            stream: param_u64(p, "stream")?,
+            seed: p.u64("seed")?,
+            stream: p.u64("stream")?,
         }))
     }
 
@@ -910,6 +912,16 @@ impl CongestionControl for Hldg {
         out.push(("delay_backoffs", self.delay_backoffs as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "hldg",
+    description: "HLDG: CDG-based hybrid: gradients vs cycle n-2 after a back-off, gamma-packet filter, weighted moving average, ZSGW, back-off to 0.95·BDP, accumulated probability, DELAY/LOSS(CUBIC)/PROBE modes, ACK-train slow start",
+    source: "Al-Saadi, PhD thesis, Swinburne 2019 (Ch. 5-6); cc-algorithms.md §2 with decisions D1-D30",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Hldg::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

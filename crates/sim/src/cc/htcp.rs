@@ -18,8 +18,10 @@
 //! * The growth test `(snd_cwnd_cnt·α)>>7 ≥ cwnd` is computed in 64 bits (the kernel's 32-bit
 //!   product could wrap only after minutes without loss at huge windows).
 
-use super::{tcp_reno_undo_cwnd, tcp_slow_start, AckSample, CongestionControl, ParamInfo, Params, Sock};
-use crate::tcp::CaState;
+use super::{
+    tcp_reno_undo_cwnd, tcp_slow_start, AckSample, CaState, CongestionControl, ParamInfo, Params,
+    SchemeInfo, Sock,
+};
 
 /// `ALPHA_BASE`: 1.0 in ×128 fixed point.
 const ALPHA_BASE: u32 = 1 << 7;
@@ -344,6 +346,16 @@ impl CongestionControl for Htcp {
         out.push(("modeswitch", if self.modeswitch { 1.0 } else { 0.0 }));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "htcp",
+    description: "H-TCP: increase grows with time since the last loss (RTT-scaled), backoff minRTT/maxRTT in [0.5, 0.8]",
+    source: "Linux net/ipv4/tcp_htcp.c (5.x/6.x); cc-algorithms.md §7.3",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Htcp::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -20,9 +20,9 @@
 //!   half the per-RTT increase of the model, while Reno's packet-counting AI does not.
 
 use super::{
-    tcp_cong_avoid_ai, tcp_slow_start, CongestionControl, ParamInfo, Params, Sock,
+    tcp_cong_avoid_ai, tcp_slow_start, CaState, CongestionControl, ParamInfo, Params, SchemeInfo,
+    Sock,
 };
-use crate::tcp::CaState;
 
 /// `hybla_fraction` table: 2^(k/8)·128 for k = 0..7 (fraction part of 2^ρ in 1/128 units).
 const FRACTIONS: [u32; 8] = [128, 139, 152, 165, 181, 197, 215, 234];
@@ -191,6 +191,16 @@ impl CongestionControl for Hybla {
         out.push(("cents", self.snd_cwnd_cents as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "hybla",
+    description: "Hybla: growth scaled by rho = SRTT/25 ms (slow start 2^rho − 1, CA rho²/cwnd per ACK) for long-RTT paths",
+    source: "Linux net/ipv4/tcp_hybla.c (3.x); cc-algorithms.md §7.5",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Hybla::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

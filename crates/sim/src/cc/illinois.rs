@@ -18,8 +18,9 @@
 //! `base_rtt`/`max_rtt` are lifetime extremes (the kernel's "TODO: age max_rtt?").
 //! Simulator mapping: the kernel's `ack` is `sk.snd_una`. No known differences.
 
-use super::{tcp_slow_start, AckSample, CongestionControl, ParamInfo, Params, Sock};
-use crate::tcp::CaState;
+use super::{
+    tcp_slow_start, AckSample, CaState, CongestionControl, ParamInfo, Params, SchemeInfo, Sock,
+};
 
 /// `ALPHA_SHIFT`: alpha is fixed point ×2^7.
 pub const ALPHA_SHIFT: u32 = 7;
@@ -239,6 +240,16 @@ impl CongestionControl for Illinois {
         out.push(("rtt_above", if self.rtt_above { 1.0 } else { 0.0 }));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "illinois",
+    description: "Illinois: loss-based AIMD with alpha in [0.3, 10] and beta in [1/8, 1/2] set per RTT from the average queueing delay",
+    source: "Linux net/ipv4/tcp_illinois.c (4.x–6.x); Liu, Başar & Srikant 2008; cc-algorithms.md §7.6",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Illinois::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -75,7 +75,7 @@
 //!   algorithm", not as a prediction of a default-configured Linux host.
 
 use super::reno::Reno;
-use super::{AckSample, CongestionControl, ParamInfo, Params, Sock};
+use super::{AckSample, CongestionControl, ParamInfo, Params, SchemeInfo, Sock};
 
 /// `LP_VALID_RHZ`: the remote clock rate estimate is usable.
 pub const LP_VALID_RHZ: u32 = 1 << 0;
@@ -242,6 +242,16 @@ impl CongestionControl for Lp {
         out.push(("early_drops", self.early_drops as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "lp",
+    description: "TCP-LP: Reno that yields early: smoothed one-way delay above min + 15 % of the range halves cwnd (to 1 within 3 RTTs of the last time)",
+    source: "Linux net/ipv4/tcp_lp.c (3.x; RTT as the relative OWD); Kuzmanovic & Knightly 2006; cc-algorithms.md §7.10",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Lp::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@
 //! (`needs_non_sack_recovery`), whatever the experiment's `tcp.sack` says. The window rule is
 //! exactly Reno's; `reno` with `tcp: {sack: false}` behaves identically.
 
-use super::{reno::Reno, CongestionControl, Sock};
+use super::{reno::Reno, CongestionControl, SchemeInfo, Sock};
 
 #[derive(Debug, Default)]
 pub struct NewReno(Reno);
@@ -35,3 +35,13 @@ impl CongestionControl for NewReno {
         true
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "newreno",
+    description: "Classic NewReno: Reno's AIMD with the endpoint forced to non-SACK recovery (3 dupACKs, one retransmission per partial ACK, RFC 6582) for this flow",
+    source: "Linux net/ipv4/tcp_cong.c + tcp_input.c non-SACK path (tcp_add_reno_sack, tcp_newreno_mark_lost); RFC 6582; cc-algorithms.md §5",
+    params: &[],
+    make: |_| Ok(Box::new(NewReno::new())),
+}];

@@ -29,8 +29,10 @@
 //! Only the kernel's three module parameters are tunable; the other `nv_*` values are the
 //! kernel's file-local constants.
 
-use super::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CongestionControl, ParamInfo, Params, Sock};
-use crate::tcp::CaState;
+use super::{
+    tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaState, CongestionControl, ParamInfo, Params,
+    SchemeInfo, Sock,
+};
 
 /// `nv_pad_buffer`: do not grow cwnd if this close (packets) to max_win.
 pub const NV_PAD_BUFFER: u32 = 2;
@@ -406,6 +408,16 @@ impl CongestionControl for Nv {
         out.push(("eval_calls", self.eval_call_cnt as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "nv",
+    description: "TCP-NV: per RTT compares cwnd with the window the measured rate needs at min RTT plus nv_pad; decreases by 30 % of the excess",
+    source: "Linux net/ipv4/tcp_nv.c (4.8+/5.x/6.x); cc-algorithms.md §7.11",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Nv::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

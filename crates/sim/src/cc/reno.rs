@@ -2,7 +2,9 @@
 //! (net/ipv4/tcp_cong.c; cc-algorithms.md §5). Fast retransmit, PRR, RACK, RTO and NewReno
 //! partial-ACK handling are core functions (tcp/), not part of this module.
 
-use super::{tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, CongestionControl, Sock};
+use super::{
+    tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, CongestionControl, SchemeInfo, Sock,
+};
 
 #[derive(Debug, Default)]
 pub struct Reno;
@@ -36,6 +38,16 @@ impl CongestionControl for Reno {
         tcp_cong_avoid_ai(sk, w, acked);
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "reno",
+    description: "Reno/NewReno AIMD as in Linux tcp_cong.c: packet-counting slow start, +1 MSS per cwnd in CA, halve on loss",
+    source: "Linux net/ipv4/tcp_cong.c; RFC 5681, 6582; cc-algorithms.md §5",
+    params: &[],
+    make: |_| Ok(Box::new(Reno::new())),
+}];
 
 #[cfg(test)]
 mod tests {

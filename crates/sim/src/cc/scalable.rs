@@ -13,7 +13,9 @@
 //!   of the old core is not modelled here (the shared helper counts packets).
 //! * `undo_cwnd` is Reno's (the 5.x/6.x ops table), the trait default.
 
-use super::{tcp_cong_avoid_ai, tcp_slow_start, CongestionControl, ParamInfo, Params, Sock};
+use super::{
+    tcp_cong_avoid_ai, tcp_slow_start, CongestionControl, ParamInfo, Params, SchemeInfo, Sock,
+};
 
 /// `TCP_SCALABLE_AI_CNT` (packets): cwnd += 1 per this many packets acked once cwnd exceeds it
 /// (tcp_scalable.c, 5.x/6.x; 50 in older kernels).
@@ -83,6 +85,16 @@ impl CongestionControl for Scalable {
         out.push(("ai_w", self.last_w as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "scalable",
+    description: "Scalable TCP: +1 segment per 100 acked above 100 packets (1 %/RTT), decrease by 1/8 on loss",
+    source: "Linux net/ipv4/tcp_scalable.c (5.x/6.x); cc-algorithms.md §7.7",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Scalable::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

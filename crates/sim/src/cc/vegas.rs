@@ -25,9 +25,9 @@
 
 use super::reno::Reno;
 use super::{
-    tcp_slow_start, AckSample, CaEvent, CongestionControl, ParamInfo, Params, Sock,
+    tcp_slow_start, AckSample, CaEvent, CaState, CongestionControl, ParamInfo, Params, SchemeInfo,
+    Sock,
 };
-use crate::tcp::CaState;
 
 /// `0x7fffffff`: "no sample yet" value of `baseRTT` and `minRTT` (µs) in tcp_vegas.c.
 pub const VEGAS_RTT_INIT: u32 = 0x7fff_ffff;
@@ -237,6 +237,16 @@ impl CongestionControl for Vegas {
         out.push(("doing_vegas", if self.v.doing_vegas_now { 1.0 } else { 0.0 }));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "vegas",
+    description: "Vegas: once per RTT diff = cwnd·(minRTT − baseRTT)/baseRTT packets queued; +1 below alpha, −1 above beta, leave slow start above gamma",
+    source: "Linux net/ipv4/tcp_vegas.c (2.6.2x–6.x); Brakmo & Peterson 1995; cc-algorithms.md §6",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Vegas::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

@@ -24,8 +24,10 @@
 //! `ack` of the kernel hook is not used by Veno.
 
 use super::reno::Reno;
-use super::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CongestionControl, ParamInfo, Params, Sock};
-use crate::tcp::CaState;
+use super::{
+    tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, CongestionControl, ParamInfo,
+    Params, SchemeInfo, Sock,
+};
 
 /// `V_PARAM_SHIFT`: fractional bits of `diff` and `beta`.
 pub const V_PARAM_SHIFT: u32 = 1;
@@ -190,6 +192,16 @@ impl CongestionControl for Veno {
         out.push(("doing_veno", if self.doing_veno_now { 1.0 } else { 0.0 }));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "veno",
+    description: "Veno: Vegas backlog N picks the loss response (N < 3: ×4/5, else ×1/2) and the CA growth (every RTT or every other RTT)",
+    source: "Linux net/ipv4/tcp_veno.c (3.x); Fu & Liew 2003; cc-algorithms.md §7.9",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Veno::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

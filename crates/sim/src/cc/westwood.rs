@@ -25,7 +25,7 @@
 
 use super::{
     tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, AckSample, CaEvent, CongestionControl,
-    ParamInfo, Sock, CA_ACK_SLOWPATH,
+    ParamInfo, SchemeInfo, Sock, CA_ACK_SLOWPATH,
 };
 
 /// `TCP_WESTWOOD_RTT_MIN`: HZ/20 = 50 ms, the shortest bandwidth-sampling window (jiffies).
@@ -263,6 +263,16 @@ impl CongestionControl for Westwood {
         out.push(("bw_rttmin", self.bw_rttmin(self.mss) as f64));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "westwood",
+    description: "Westwood+: Reno growth; after loss ssthresh (and cwnd after recovery) = filtered bandwidth × min RTT",
+    source: "Linux net/ipv4/tcp_westwood.c (2.6.32–3.x rules, 4.x+ hooks); cc-algorithms.md §7.2",
+    params: PARAMS,
+    make: |_| Ok(Box::new(Westwood::new())),
+}];
 
 #[cfg(test)]
 mod tests {

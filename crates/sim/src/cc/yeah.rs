@@ -25,8 +25,10 @@
 //! YeAH has no module parameters (all constants are `#define`s).
 
 use super::vegas::VegasRtt;
-use super::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CongestionControl, ParamInfo, Params, Sock};
-use crate::tcp::CaState;
+use super::{
+    tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, CongestionControl, ParamInfo,
+    Params, SchemeInfo, Sock,
+};
 
 /// `TCP_YEAH_ALPHA`: packets queued at the bottleneck tolerated before decongestion.
 pub const TCP_YEAH_ALPHA: u32 = 80;
@@ -188,6 +190,16 @@ impl CongestionControl for Yeah {
         out.push(("base_rtt_us", us(self.v.base_rtt)));
     }
 }
+
+/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
+/// source, parameters and constructor (listed by `cc::registry`).
+pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
+    name: "yeah",
+    description: "YeAH: Scalable growth while the Vegas queue estimate is small, Reno otherwise; precautionary decongestion above 80 packets; loss reduction = queue",
+    source: "Linux net/ipv4/tcp_yeah.c (3.x); Baiocchi et al. PFLDnet 2007; cc-algorithms.md §7.8",
+    params: PARAMS,
+    make: |p| Ok(Box::new(Yeah::from_params(p)?)),
+}];
 
 #[cfg(test)]
 mod tests {

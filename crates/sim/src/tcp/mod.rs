@@ -11,6 +11,7 @@ mod harness_tests;
 #[cfg(test)]
 mod ecn_tests;
 
+pub use crate::cc::CaState;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
@@ -174,28 +175,6 @@ impl AckSeg {
             HDR_BYTES + 4 + 8 * self.n_sack as u32
         } else {
             HDR_BYTES
-        }
-    }
-}
-
-/// Linux `icsk_ca_state`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CaState {
-    Open,
-    Disorder,
-    Cwr,
-    Recovery,
-    Loss,
-}
-
-impl CaState {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            CaState::Open => "open",
-            CaState::Disorder => "disorder",
-            CaState::Cwr => "cwr",
-            CaState::Recovery => "recovery",
-            CaState::Loss => "loss",
         }
     }
 }

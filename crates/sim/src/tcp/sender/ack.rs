@@ -8,8 +8,8 @@ use super::{
     FLAG_RETRANS_DATA_ACKED, FLAG_SET_XMIT_TIMER, FLAG_SND_UNA_ADVANCED, FLAG_WIN_UPDATE, LOST, MIN_RTT_WLEN_US,
     RETRANS_OUT, SACKED, TCP_MAX_REORDERING, TCP_RTO_MAX_NS,
 };
-use crate::cc::{AckSample, RateSample, CA_ACK_ECE, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE, TCP_INFINITE_SSTHRESH};
-use crate::tcp::{AckSeg, CaState};
+use crate::cc::{AckSample, CaState, RateSample, CA_ACK_ECE, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE, TCP_INFINITE_SSTHRESH};
+use crate::tcp::AckSeg;
 
 impl TcpSender {
     pub fn on_ack(&mut self, now: u64, ack: &AckSeg) {

@@ -3,8 +3,8 @@
 //! (`tcp_cwnd_restart`) and `tcp_cwnd_validate`.
 
 use super::{ConnState, Probe, TcpSender, TimerKind, TxSeg, EVER_RETRANS, LOST, PACING_FREE_SEGS, RETRANS_OUT, SACKED};
-use crate::cc::CaEvent;
-use crate::tcp::{CaState, DataSeg};
+use crate::cc::{CaEvent, CaState};
+use crate::tcp::DataSeg;
 
 impl TcpSender {
     #[inline]

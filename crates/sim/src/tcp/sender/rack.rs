@@ -6,8 +6,7 @@ use super::{
     ceil_ms_ns, TcpSender, TimerKind, EVER_RETRANS, FLAG_LOST_RETRANS, FLAG_SET_XMIT_TIMER, FLAG_SND_UNA_ADVANCED,
     LOST, RETRANS_OUT, SACKED, TCP_RACK_RECOVERY_THRESH, TCP_TIMEOUT_MIN_NS,
 };
-use crate::cc::{LostSkb, RateSample};
-use crate::tcp::CaState;
+use crate::cc::{CaState, LostSkb, RateSample};
 
 impl TcpSender {
     pub(super) fn rack_advance(&mut self, flags: u8, end_seq: u64, xmit_ns: u64) {

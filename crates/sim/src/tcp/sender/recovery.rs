@@ -6,8 +6,8 @@ use super::{
     TcpSender, EVER_RETRANS, FLAG_DATA_ACKED, FLAG_DATA_SACKED, FLAG_DSACK_TLP, FLAG_ECE, FLAG_FORWARD_PROGRESS,
     FLAG_LOST_RETRANS, FLAG_NOT_DUP, FLAG_SND_UNA_ADVANCED, PACING_CA_RATIO, PACING_SS_RATIO, TCP_REORDERING,
 };
-use crate::cc::{CaEvent, RateSample, TCP_INFINITE_SSTHRESH};
-use crate::tcp::{AckSeg, CaState};
+use crate::cc::{CaEvent, CaState, RateSample, TCP_INFINITE_SSTHRESH};
+use crate::tcp::AckSeg;
 
 impl TcpSender {
     pub(super) fn set_ca_state(&mut self, s: CaState) {

@@ -5,8 +5,7 @@
 use super::{
     ceil_ms_ns, ConnState, Probe, TcpSender, TimerKind, SACKED, TCP_REORDERING, TCP_RTO_MAX_NS, TCP_TIMEOUT_MIN_NS,
 };
-use crate::cc::CaEvent;
-use crate::tcp::CaState;
+use crate::cc::{CaEvent, CaState};
 
 impl TcpSender {
     /// Earliest of RTO / TLP / RACK reorder / pacing release.
