@@ -7,7 +7,7 @@ STAMPS  := $(CURDIR)/.stamps
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: demo test build setup rust-test py-test bench clean-results
+.PHONY: demo test build setup rust-test py-test bench campaigns clean-results
 
 demo: build
 	$(PY) -m ccbench run examples/quickstart.yaml -o results/quickstart
@@ -35,6 +35,13 @@ py-test:
 
 bench: build
 	$(PY) benches/run.py
+
+# The example campaigns (examples/campaigns/): run, aggregate, plot into results/campaigns/.
+campaigns: build
+	$(PY) -m ccbench sweep examples/campaigns/bbr-vs-cubic-queue.yaml -o results/campaigns/bbr-vs-cubic
+	$(PY) -m ccbench aggregate results/campaigns/bbr-vs-cubic --metric avg_tput_mbps,p95_delay_ms --plot
+	$(PY) -m ccbench sweep examples/campaigns/loss-grid.yaml -o results/campaigns/loss-grid
+	$(PY) -m ccbench aggregate results/campaigns/loss-grid --level 0.9 --metric avg_tput_mbps --plot
 
 clean-results:
 	rm -rf results

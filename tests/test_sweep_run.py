@@ -160,6 +160,35 @@ def test_dask_local_cluster_gives_identical_runs_to_the_pool(tmp_path):
     assert rp.index.equals(rd.index)
 
 
+def test_dask_scheduler_address_and_workers_without_the_directory(tmp_path):
+    """Joining a running scheduler by address; a worker that cannot see DIR sends the run's
+    files back and the campaign process commits them (same tables)."""
+    distributed = pytest.importorskip("dask.distributed")
+    f = write(tmp_path, dict(SMALL, sweep={"repeats": 2}))
+    ref = run_campaign(f, tmp_path / "ref", jobs=1, progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        res = run_campaign(f, tmp_path / "addr", dask=cluster.scheduler_address,
+                           progress=False)
+    assert res.ok and res.executor == f"dask {cluster.scheduler_address}"
+    assert res.index.equals(ref.index)
+
+    from ccbench.campaign.executors import execute
+
+    class Remote:  # a worker on another machine: the probe file is not there
+        name = "remote"
+
+        def map(self, tasks):
+            for t in tasks:
+                yield execute(dict(t, probe=str(tmp_path / "not-here")))
+
+    rem = run_campaign(f, tmp_path / "remote", executor=Remote(), progress=False)
+    assert rem.ok and rem.index.equals(ref.index)
+    for k in ref.index["run_key"].unique():
+        assert _files(tmp_path / "ref" / "runs" / k) == _files(tmp_path / "remote" / "runs" / k)
+    assert not list((tmp_path / "remote" / "runs").glob(".*"))
+
+
 def test_other_version_in_dir_is_refused(tmp_path):
     f = write(tmp_path, SMALL)
     out = tmp_path / "out"
@@ -191,3 +220,30 @@ def test_cli_dry_run_lists_points_and_reports_all_invalid_points(tmp_path, capsy
     assert "central.queue=huge" in err and "flows[1].scheme=cubik" in err
     assert cli.main(["validate", str(f)]) == 0
     assert "a campaign: 2 points, 4 runs" in capsys.readouterr().out
+    h = write(tmp_path, dict(SMALL, sweep={"axes": {"central.queue": {"from": 1}}}), "h.yaml")
+    assert cli.main(["sweep", str(h), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    import re
+    assert re.search(re.escape(str(h)) + r":\d+: sweep\.axes\.central\.queue", err)
+    assert "exactly one of num" in err and "range to" in err
+
+
+def test_campaign_plots_and_aggregate_cli(tmp_path, capsys):
+    doc = dict(SMALL, sweep={"axes": {"central.queue": ["0.5bdp", "2bdp"],
+                                      "central.loss": [0, 0.01]}, "repeats": 2})
+    f = write(tmp_path, doc)
+    out = tmp_path / "out"
+    assert cli.main(["sweep", str(f), "-o", str(out), "-j", "1", "--quiet"]) == 0
+    capsys.readouterr()
+    assert cli.main(["aggregate", str(out), "--metric", "avg_tput_mbps,jain", "--level", "0.9",
+                     "--csv", str(tmp_path / "s.csv"), "--plot"]) == 0
+    text = capsys.readouterr().out
+    assert "mean ± 90 % confidence half-width (n runs)" in text and "(2)" in text
+    csv = pl.read_csv(tmp_path / "s.csv")
+    assert set(csv["metric"]) == {"avg_tput_mbps", "jain"} and csv["n"].max() == 2
+    names = sorted(p.name for p in (out / "plots").iterdir())
+    assert names == ["avg_tput_mbps-vs-central.queue.png", "box-avg_tput_mbps-vs-central.queue.png",
+                     "heat-avg_tput_mbps-central.queue-central.loss-bbr.png",
+                     "heat-avg_tput_mbps-central.queue-central.loss-cubic.png",
+                     "jain-vs-central.queue.png"]
+    assert all((out / "plots" / n).read_bytes()[:4] == b"\x89PNG" for n in names)

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import platform
 import subprocess
@@ -52,7 +53,9 @@ def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | N
     return _config.load(path, seed=seed)
 
 
+@functools.lru_cache(maxsize=1)
 def _git_commit() -> str | None:
+    """The checkout's commit (once per process: campaigns run thousands of runs)."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
                              capture_output=True, text=True, timeout=5)
@@ -63,13 +66,14 @@ def _git_commit() -> str | None:
 
 def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         seed: int | None = None, packets: bool | None = None, progress=False,
-        overwrite: bool = True, source: str | None = None, backend: str = "sim") -> Results:
+        overwrite: bool = True, source: str | None = None, backend: str = "sim",
+        reload: bool = True) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict or a path to an experiment file. `seed` and
     `packets` override the file's values. `backend` is "sim" (the simulator) or "emu" (real
     kernel TCP in network namespaces, docs/emulation.md; needs root). Returns the loaded
-    `Results`."""
+    `Results` (``reload=False``: the tables as computed, without reading them back)."""
     from .backends import sim as _sim
 
     if backend == "both":
@@ -111,7 +115,11 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         "git_commit": _git_commit(),
     }
     path = write_results(out_dir, tables, meta, overwrite=overwrite)
-    return load(path)
+    if reload:
+        return load(path)
+    from .results import TABLES
+    written = __import__("json").loads((path / "metadata.json").read_text())
+    return Results(path=path, meta=written, **{t: tables.get(t) for t in TABLES})
 
 
 def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *,

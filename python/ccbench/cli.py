@@ -303,10 +303,15 @@ def cmd_catalogue(a) -> int:
 def cmd_sweep(a) -> int:
     from . import campaign
     jobs = a.jobs
+    from . import config
     try:
         plan = campaign.plan(a.file, backend=a.backend, packets=a.packets)
     except campaign.PlanErrors as e:
         print(f"error: {a.file}: {e}", file=sys.stderr)
+        return 2
+    except config.ConfigErrors as errs:
+        for e in errs.errors:
+            print(f"error: {e.located()}", file=sys.stderr)
         return 2
     if a.dry_run:
         print(plan.describe(max_points=a.max_points))
@@ -342,8 +347,9 @@ def cmd_aggregate(a) -> int:
         stats.write_csv(a.csv)
         print(f"wrote {a.csv}")
     if a.plot:
-        from .plots.campaign import plot_campaign
-        files = plot_campaign(a.dir, a.output, x=a.x, by=by, level=a.level, fmt=a.format)
+        from .plots.campaign import DEFAULT_METRICS, plot_campaign
+        files = plot_campaign(a.dir, a.output, x=a.x, by=by, level=a.level, fmt=a.format,
+                              metrics=metrics or DEFAULT_METRICS)
         print(f"wrote {len(files)} plots to {files[0].parent if files else a.output}")
     return 0
 
@@ -495,7 +501,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="group each point further by these columns, comma-separated "
                          "(scheme, direction, group, flow, flow_label; 'none'); default scheme")
     ag.add_argument("--metric", action="append", default=[],
-                    help="metrics to aggregate (repeat or comma-separate; default all)")
+                    help="metrics to aggregate and plot (repeat or comma-separate; default: "
+                         "all in the table, throughput, p95 delay, loss, Jain, utilisation "
+                         "in the plots)")
     ag.add_argument("--level", type=float, default=0.95,
                     help="confidence level of the interval (default 0.95; e.g. 0.9)")
     ag.add_argument("--within", choices=("mean", "sum"), default="mean",

@@ -43,7 +43,8 @@ def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
     listed in ``out_dir/failed/`` and a warning names how many failed.
 
     ``jobs``: local worker processes (default: every core; 1 = in this process).
-    ``dask``: ``"local"`` (a LocalCluster) or a scheduler address. ``packets``: keep
+    ``dask``: ``"local"`` (a LocalCluster of ``jobs`` workers), a scheduler address, or a
+    dask cluster or ``Client`` object (e.g. a dask-jobqueue ``SLURMCluster``). ``packets``: keep
     per-packet records. ``plots``: plot each run."""
     res = run_campaign(campaign, out_dir, jobs=jobs, dask=dask, backend=backend,
                        packets=packets, plots=plots, allow_mixed_versions=allow_mixed_versions,

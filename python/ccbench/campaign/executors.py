@@ -4,9 +4,11 @@
 * ``LocalPool(jobs)``: a pool of ``jobs`` worker processes started once (each imports
   ccbench once and then runs task after task); workers die with the campaign process.
 * ``DaskExecutor(address)``: tasks on a ``dask.distributed`` cluster — ``"local"`` starts a
-  LocalCluster, an address (``tcp://host:8786``) joins a running scheduler. Runs are sent in
-  batches sized so that each task lasts about ``target_s`` seconds; workers return the run's
-  files and the campaign process commits them, so workers need no shared file system.
+  LocalCluster, an address (``tcp://host:8786``) joins a running scheduler, a cluster or
+  Client object is used as it is. Runs are sent in batches sized so that each task lasts
+  about ``target_s`` seconds. A worker that sees the campaign directory (shared file system)
+  writes its runs there; one that does not returns the run's files and the campaign process
+  commits them, so workers need no shared file system.
 
 Every executor yields one outcome dict per task (``execute``): ``key, ok, rows`` (metric
 rows), ``wall_s`` (whole run incl. writing), ``loop_s`` (the backend's own time), ``error``
@@ -61,16 +63,19 @@ def execute(task: dict) -> dict:
 
     key = task["key"]
     t0 = time.perf_counter()
-    _append_log(task.get("log"), {"event": "start", "key": key, "pid": os.getpid(),
-                                  "host": socket.gethostname()})
+    if not task.get("probe") or os.path.exists(task["probe"]):
+        _append_log(task.get("log"), {"event": "start", "key": key, "pid": os.getpid(),
+                                      "host": socket.gethostname()})
     tmp = None
     try:
         out = task.get("out")
+        if task.get("probe") and not os.path.exists(task["probe"]):
+            out = None  # the campaign directory is not visible here: return the files
         if out is None:
             tmp = tempfile.mkdtemp(prefix="ccbench-run-")
             out = os.path.join(tmp, key)
         kw = dict(backend=task["backend"], progress=False, source=task.get("source"),
-                  overwrite=True)
+                  overwrite=True, reload=False)
         if task["backend"] == "emu":
             with machine_lock():
                 res = api.run(task["experiment"], out, **kw)
@@ -166,7 +171,7 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, address: str = "local", *, jobs: int | None = None,
+    def __init__(self, address="local", *, jobs: int | None = None,
                  target_s: float = 1.0, emu: bool = False):
         try:
             from dask.distributed import Client, LocalCluster
@@ -174,7 +179,14 @@ class DaskExecutor:
             raise RuntimeError("--dask needs the dask and distributed packages "
                                "(pip install -r requirements.txt)") from e
         self.cluster = None
-        if address == "local":
+        self.own_client = True
+        if isinstance(address, Client):  # the caller's client (and cluster): left open
+            self.client, self.own_client = address, False
+            self.name = f"dask {address.scheduler.address}"
+        elif hasattr(address, "scheduler_address"):  # a cluster object (SLURMCluster, ...)
+            self.client = Client(address)
+            self.name = f"dask {type(address).__name__} {address.scheduler_address}"
+        elif address == "local":
             n = 1 if emu else max(1, jobs or os.cpu_count() or 1)
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                         dashboard_address=None)
@@ -188,8 +200,24 @@ class DaskExecutor:
         self.target_s = target_s
 
     def map(self, tasks: Iterable[dict]) -> Iterator[dict]:
+        """Workers that see the campaign directory (a probe file in it) write their runs
+        there; the others return the files for this process to commit."""
         from dask.distributed import as_completed
-        queue = deque(dict(t, out=None, log=None) for t in tasks)
+        queue = deque(tasks)
+        probe = None
+        if queue and queue[0].get("out"):
+            probe = Path(queue[0]["out"]).parent / f".dask-probe-{os.getpid()}-{time.time_ns()}"
+            probe.write_text("")
+            for t in queue:
+                t["probe"] = str(probe)
+        try:
+            yield from self._map(queue)
+        finally:
+            if probe is not None:
+                probe.unlink(missing_ok=True)
+
+    def _map(self, queue: deque) -> Iterator[dict]:
+        from dask.distributed import as_completed
         mean = None  # seconds per run, learnt from the first results
         ac = as_completed()
 
@@ -219,7 +247,8 @@ class DaskExecutor:
             submit()
 
     def close(self) -> None:
-        self.client.close()
+        if self.own_client:
+            self.client.close()
         if self.cluster is not None:
             self.cluster.close()
 

@@ -120,7 +120,9 @@ class Store:
 
     def _clean_temporaries(self) -> None:
         for d in self.runs.iterdir():
-            if d.name.startswith(".") and (".tmp-" in d.name or ".old-" in d.name):
+            if d.name.startswith(".dask-probe-"):
+                d.unlink(missing_ok=True)
+            elif d.name.startswith(".") and (".tmp-" in d.name or ".old-" in d.name):
                 shutil.rmtree(d, ignore_errors=True)
 
     # ------------------------------------------------------------------------- runs

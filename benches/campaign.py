@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Campaign-layer benchmark: what a campaign costs beyond the simulator's own loop, and how
+the executors scale — all measured side by side in one invocation.
+
+    .venv/bin/python benches/campaign.py [--runs 500] [--rounds 2] [--skip-dask]
+
+The campaign: N repeats of one short experiment (2 flows, cubic and bbr, 10 Mbit/s, 1 s
+simulated, no per-packet records), so each run's loop is ~1 ms and everything else is the
+campaign layer (results conversion and writing, metrics, bookkeeping). Configurations, each
+into a fresh directory, interleaved over ``--rounds`` rounds (the best round is reported):
+
+* ``in-process``: jobs=1 — per-run overhead = (campaign wall − Σ loop time) / N
+* ``pool-1``, ``pool-2``: the local process pool with 1 and 2 workers (throughput ratio)
+* ``dask-2``: a Dask LocalCluster with 2 workers (ratio to pool-2)
+
+Pool and Dask walls include starting the workers (a fixed ~1 s, amortised over N runs).
+Reported with each: CPU time of this process and its children, and the load average, since
+the benchmark shares the machine. Writes benches/out/campaign.json.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCHES = Path(__file__).resolve().parent
+ROOT = BENCHES.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+CAMPAIGN = """\
+duration: 1
+seed: 1
+central: {rate: 10Mbit, delay: 10ms, queue: 1bdp}
+flows:
+  - {scheme: cubic}
+  - {scheme: bbr}
+repeats: %d
+"""
+
+
+def cpu() -> float:
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def one(name: str, camp: Path, work: Path, n: int) -> dict:
+    from ccbench.campaign import run_campaign
+    kw = {"in-process": dict(jobs=1), "pool-1": dict(jobs=1), "pool-2": dict(jobs=2),
+          "dask-2": dict(jobs=2, dask="local")}[name]
+    executor = None
+    if name == "pool-1":  # a pool of one worker, not the in-process executor
+        from ccbench.campaign.executors import LocalPool
+        executor = LocalPool(1)
+    out = work / name
+    shutil.rmtree(out, ignore_errors=True)
+    load0 = os.getloadavg()[0]
+    c0, t0 = cpu(), time.perf_counter()
+    res = run_campaign(camp, out, progress=False, executor=executor, **kw)
+    if executor is not None:
+        executor.close()
+    wall = time.perf_counter() - t0
+    c1 = cpu()
+    assert res.ok and res.executed == n, res.summary()
+    return {"config": name, "runs": n, "wall_s": wall, "loop_s": res.loop_s,
+            "runs_per_s": n / wall, "overhead_ms_per_run": (wall - res.loop_s) / n * 1e3,
+            "cpu_s": c1 - c0, "cpu_ms_per_run": (c1 - c0) / n * 1e3,
+            "load_before": load0, "load_after": os.getloadavg()[0],
+            "executor": res.executor}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--skip-dask", action="store_true")
+    a = ap.parse_args()
+    configs = ["in-process", "pool-1", "pool-2"] + ([] if a.skip_dask else ["dask-2"])
+    work = Path(tempfile.mkdtemp(prefix="ccbench-campaign-bench-"))
+    camp = work / "campaign.yaml"
+    camp.write_text(CAMPAIGN % a.runs)
+    rows = []
+    try:
+        for rnd in range(a.rounds):
+            order = configs if rnd % 2 == 0 else configs[::-1]
+            for name in order:
+                r = one(name, camp, work, a.runs)
+                r["round"] = rnd
+                rows.append(r)
+                print(f"round {rnd} {name:<10} {r['wall_s']:6.2f} s  {r['runs_per_s']:6.1f} runs/s"
+                      f"  overhead {r['overhead_ms_per_run']:5.1f} ms/run  cpu "
+                      f"{r['cpu_ms_per_run']:5.1f} ms/run  load {r['load_before']:.2f}"
+                      f"->{r['load_after']:.2f}", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    best = {c: min((r for r in rows if r["config"] == c), key=lambda r: r["wall_s"])
+            for c in configs}
+    ip = best["in-process"]
+    print()
+    print(f"per-run overhead beyond the loop (in-process, best of {a.rounds}): "
+          f"{ip['overhead_ms_per_run']:.1f} ms wall, {ip['cpu_ms_per_run']:.1f} ms CPU "
+          f"(loop {ip['loop_s'] / a.runs * 1e3:.2f} ms/run)")
+    r21 = best["pool-2"]["runs_per_s"] / best["pool-1"]["runs_per_s"]
+    print(f"pool 2 workers / 1 worker throughput: {r21:.2f}x")
+    summary = {"overhead_ms_per_run": ip["overhead_ms_per_run"],
+               "overhead_cpu_ms_per_run": ip["cpu_ms_per_run"], "pool2_over_pool1": r21}
+    if "dask-2" in best:
+        rd = best["dask-2"]["runs_per_s"] / best["pool-2"]["runs_per_s"]
+        print(f"dask LocalCluster 2 workers / pool 2 workers throughput: {rd:.2f}x")
+        summary["dask2_over_pool2"] = rd
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    out = BENCHES / "out"
+    out.mkdir(exist_ok=True)
+    (out / "campaign.json").write_text(json.dumps({
+        "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit, "cpus": os.cpu_count(), "python": platform.python_version(),
+        "command": " ".join([Path(sys.executable).name] + sys.argv), "summary": summary,
+        "rows": rows}, indent=2) + "\n")
+    print(f"wrote {out / 'campaign.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
