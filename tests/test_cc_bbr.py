@@ -1,5 +1,5 @@
 """Scenario tests of BBR v1 (Linux tcp_bbr.c 5.x), bbr-shallow and BBRv3 (crates/sim/src/cc/bbr.rs,
-bbr3.rs; cc-algorithms.md §3).
+bbr3.rs; Cardwell et al., ACM Queue 14(5), 2016).
 
 Path used throughout: 20 Mbit/s bottleneck, 20 ms one-way delay, 1 Gbit/s / 1 ms side links:
 base RTT ≈ 44.6 ms, BDP = 20e6 · 0.0446 / 8 / 1500 ≈ 74 packets. BBR's bandwidth is in payload
@@ -94,7 +94,7 @@ def test_two_bbr_flows_keep_a_standing_queue_of_gain_minus_one_bdp_plus_extras(t
     """Two BBR flows each over-estimate their share (the 10-round max filter remembers their
     1.25-phase peaks), so together they pace above the link rate and become cwnd-limited at
     cwnd = ⌈g·b⌉ + 3·tso_segs_goal (2 at these rates), rounded to even, per flow (b = BDP/2).
-    Queue model (cc-algorithms.md §3.4): 2·(⌈g·37⌉ + 6) − 74 = 86 packets for g = 2 and 50 for
+    Queue model (`bbr_bdp`, `bbr_quantization_budget` in tcp_bbr.c): 2·(⌈g·37⌉ + 6) − 74 = 86 packets for g = 2 and 50 for
     g = 1.5. The measured median sits above the model by the flows' combined over-estimate
     (≈ +8 % bw ⇒ +6 packets of cwnd each, plus the +2 of the 1.25 phases): 99 and 60.
     Tolerance: median in [model, 1.25·model]. No loss; link ≥ 95 % used."""

@@ -1,5 +1,5 @@
 """Scenario tests of the signature behaviours of the delay-aware Linux modules (Vegas, Veno,
-YeAH, TCP-LP, TCP-NV, Illinois; crates/sim/src/cc/*.rs, cc-algorithms.md §6–§7).
+YeAH, TCP-LP, TCP-NV, Illinois; crates/sim/src/cc/*.rs with their kernel files and papers).
 
 Path used throughout: 20 Mbit/s bottleneck with 20 ms one-way delay, 1 Gbit/s / 1 ms side links,
 so the base RTT is 2·(1 + 20 + 1) ms plus serialisation ≈ 44.6 ms and the BDP is

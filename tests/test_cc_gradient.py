@@ -1,5 +1,6 @@
 """Scenario tests of the delay-gradient schemes and Copa (crates/sim/src/cc/{cdg,hldg,copa}.rs;
-cc-algorithms.md §1–§2, scenarios.md §5; Arun & Balakrishnan NSDI 2018).
+FreeBSD cc_cdg.c; Al-Saadi's HLDG thesis, Swinburne 2019, read as docs/hldg.md; Arun & Balakrishnan
+NSDI 2018).
 
 Dumbbell with 1 Gbit/s / 1 ms side links. Queue sizes are in packets. Sampled queue lengths are
 the left→right central queue every sample interval; rates are IP-level delivered bytes."""
@@ -38,7 +39,8 @@ def test_cdg_alone_keeps_the_queue_short_and_uses_the_link(tmp_path):
     CDG backs off on a positive delay gradient long before the buffer fills: measured mean
     queue 4.2 packets (p95 12) of 200, 9.08 Mbit/s over 5–30 s. Bounds: mean < 10 packets (5 %
     of the buffer, 12 ms of queueing), never half the buffer, ≥ 85 % of the link (its 0.7
-    back-offs and +1 packet/RTT regrowth leave some capacity unused, scenarios.md §5.6)."""
+    back-offs and +1 packet/RTT regrowth leave some capacity unused, as Al-Saadi's thesis, Ch. 4,
+    reports)."""
     exp = experiment([{"scheme": "cdg", "flows": 1, "direction": "->"}], duration=30,
                      rate="10Mbit", delay="10ms", queue=200, packets=False)
     res = run(tmp_path, exp)
@@ -55,8 +57,8 @@ def test_cdg_alone_keeps_the_queue_short_and_uses_the_link(tmp_path):
 def test_cdg_loses_to_cubic_in_a_deep_buffer(tmp_path):
     """CDG first, CUBIC from 5 s; 10 Mbit/s, 400-packet buffer (≈ 20 BDP). CUBIC fills the
     buffer; CDG's delay back-offs (and 5 ineffectual ones before it holds off) leave it a sliver:
-    measured 0.17 vs 9.83 Mbit/s over 10–40 s (scenarios.md §5.6: "CDG collapses with large
-    buffers"). Bound: CDG < 15 % of the link while CUBIC takes > 80 %."""
+    measured 0.17 vs 9.83 Mbit/s over 10–40 s (Al-Saadi's thesis, Ch. 4: CDG collapses with large
+    buffers). Bound: CDG < 15 % of the link while CUBIC takes > 80 %."""
     exp = experiment([{"scheme": "cdg", "flows": 1, "direction": "->"},
                       {"scheme": "cubic", "flows": 1, "direction": "->", "start": "5s"}],
                      duration=40, rate="10Mbit", delay="10ms", queue=400, packets=False)
@@ -66,10 +68,10 @@ def test_cdg_loses_to_cubic_in_a_deep_buffer(tmp_path):
 
 
 def test_hldg_switches_to_loss_mode_against_cubic_and_back_after_it_stops(tmp_path):
-    """H10-like (scenarios.md §5.3): 12 Mbit/s, base RTT ≈ 14 ms, 250-packet buffer (≈ 250 ms),
-    Q_th = 50 ms, m = 4; HLDG alone, CUBIC from 5 s to 35 s.
+    """Like the thesis's mode-switching runs (§5.3.2, Fig 5.27): 12 Mbit/s, base RTT ≈ 14 ms,
+    250-packet buffer (≈ 250 ms), Q_th = 50 ms, m = 4; HLDG alone, CUBIC from 5 s to 35 s.
 
-    Expected (cc-algorithms.md §2.11): the detection ring saturates within m cycles of CUBIC's
+    Expected (thesis §5.3.2, Fig 5.27; docs/hldg.md M10): the detection ring saturates within m cycles of CUBIC's
     queue, LOSS mode 1 s later; PROBE episodes at losses ≥ 5 s apart; once CUBIC has gone the
     queue drains and HLDG is in DELAY mode. Measured: LOSS from ≈ 7 s, mode samples over 10–30 s
     are LOSS (1) or PROBE (2) only, HLDG 5.3 vs CUBIC 6.7 Mbit/s over 10–35 s (CDG in the same

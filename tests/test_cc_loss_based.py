@@ -1,5 +1,5 @@
 """Scenario tests of the loss-based Linux modules bic, westwood, htcp, highspeed, hybla and
-scalable (crates/sim/src/cc/<name>.rs; cc-algorithms.md §7): the behaviour each is known for,
+scalable (crates/sim/src/cc/<name>.rs, each citing its kernel file and paper): the behaviour each is known for,
 measured from the simulator's flows table.
 
 Paths are dumbbells: base RTT = 2·(side + central + side delay); side links default to 1 ms and

@@ -14,7 +14,8 @@ use crate::{Nanos, Rng};
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum DelaySchedule {
-    /// CoCo-Beholder's random walk (specs/coco-beholder.md §4.2): the delay starts at `base`
+    /// CoCo-Beholder's random walk (github.com/ZhenyaKh/coco-beholder, `compute_delay_steps` in
+    /// variable_delay/src/test/test.py): the delay starts at `base`
     /// and at every multiple of `delta` moves by `+step` or `-step`, chosen uniformly among
     /// the moves that keep it in `[0, max]` (a one-move choice still consumes a random draw,
     /// as CPython 3's `random.choice` does). With `max = base + step` and `base < step` it is

@@ -1,7 +1,8 @@
 //! The serialiser of a link: when does a packet that starts service at `t` leave the queue?
 //!
 //! Three kinds: a constant rate (or none), a mahimahi delivery-opportunity trace
-//! (specs/coco-beholder.md §10.2), and a piecewise-constant rate series.
+//! (mahimahi's format, github.com/ravinet/mahimahi traces/README: one line per packet-sized
+//! opportunity, ms timestamps, wrapping), and a piecewise-constant rate series.
 
 use serde::Deserialize;
 

@@ -1,5 +1,8 @@
-//! BBR v1 as in Linux net/ipv4/tcp_bbr.c, the 5.4–6.x form (cc-algorithms.md §3), and the
-//! shallow-buffer variant `bbr-shallow` (cwnd_gain 1.5 in PROBE_BW, [BBRC]).
+//! BBR v1 (Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM Queue 14(5), 2016)
+//! as in Linux net/ipv4/tcp_bbr.c, the 5.4–6.x form, and the shallow-buffer variant `bbr-shallow`
+//! (cwnd_gain 1.5 in PROBE_BW: S. Claypool et al., "Sharing but not Caring: Performance of TCP
+//! BBR and TCP CUBIC at the Network Bottleneck", AICT 2019, whose `tcp_bbrshallow.c` is a 4.19
+//! `tcp_bbr.c` with that one constant changed).
 //!
 //! Kernel version followed: **5.4–6.x** `tcp_bbr.c` — the version with EDT-aware inflight
 //! (`bbr_packets_in_net_at_edt`, 4.20+), the 1 % pacing margin (4.20+), `is_ack_delayed` in the
@@ -7,7 +10,7 @@
 //! `bbr_bdp`/`bbr_quantization_budget`/`bbr_inflight` split (5.1+). The older behaviours are
 //! parameters: `edt = false`, `pacing_margin_percent = 0`, `extra_acked_gain = 0` give the
 //! 4.19 module; additionally `ack_delayed_filter = false` gives 4.9–4.17 (modulo the `+2`
-//! quantization term, whose arrival is unverified †).
+//! quantization term, whose kernel version is not verified).
 //!
 //! Units are the kernel's: gains ×256 (`BBR_UNIT`), bandwidth in packets/µs ×2^24 (`BW_UNIT`),
 //! cwnd in packets, `min_rtt_us` in µs, `min_rtt_stamp`/`probe_rtt_done_stamp` in jiffies
@@ -63,7 +66,7 @@ macro_rules! bbr_params {
         &[
             ParamInfo { name: "high_gain", default: 739.0 / 256.0, doc: "STARTUP pacing and cwnd gain, DRAIN cwnd gain (kernel 256·2885/1000 + 1 = 739/256 ≈ 2.885 = 2/ln 2)" },
             ParamInfo { name: "drain_gain", default: 88.0 / 256.0, doc: "DRAIN pacing gain (kernel 256·1000/2885 = 88/256 ≈ 1/2.885)" },
-            ParamInfo { name: "cwnd_gain", default: $cwnd_gain, doc: "PROBE_BW cwnd gain: cwnd = cwnd_gain·BDP + extras (2.0; 1.5 in bbr-shallow [BBRC])" },
+            ParamInfo { name: "cwnd_gain", default: $cwnd_gain, doc: "PROBE_BW cwnd gain: cwnd = cwnd_gain·BDP + extras (2.0; 1.5 in bbr-shallow, Claypool et al. AICT 2019)" },
             ParamInfo { name: "pacing_gain_up", default: 1.25, doc: "PROBE_BW probing phase gain (cycle index 0)" },
             ParamInfo { name: "pacing_gain_down", default: 0.75, doc: "PROBE_BW draining phase gain (cycle index 1); the other 6 phases cruise at 1.0" },
             ParamInfo { name: "cycle_rand", default: 7.0, doc: "PROBE_BW starts at a random phase among this many (never the draining phase)" },
@@ -92,7 +95,7 @@ macro_rules! bbr_params {
 
 /// Parameters of `bbr` (kernel names without the `bbr_` prefix; gains as real numbers, stored ×256).
 pub static PARAMS: &[ParamInfo] = bbr_params!(2.0);
-/// Parameters of `bbr-shallow`: identical except the cwnd_gain default 1.5 [BBRC].
+/// Parameters of `bbr-shallow`: identical except the cwnd_gain default 1.5.
 pub static SHALLOW_PARAMS: &[ParamInfo] = bbr_params!(1.5);
 
 /// Resolved parameters (gains in BBR_UNIT).
@@ -608,7 +611,7 @@ impl Bbr {
         self.reset_lt_bw_sampling_interval(sk);
     }
 
-    /// `bbr_lt_bw_sampling` (policer detection, cc-algorithms.md §3.6).
+    /// `bbr_lt_bw_sampling` (token-bucket policer detection).
     fn lt_bw_sampling(&mut self, sk: &Sock, rs: &RateSample) {
         if !self.p.lt_bw {
             return;
@@ -935,14 +938,14 @@ pub static SCHEMES: &[SchemeInfo] = &[
     SchemeInfo {
         name: "bbr",
         description: "BBR v1: model-based (windowed max bandwidth × min RTT), STARTUP/DRAIN/PROBE_BW/PROBE_RTT, gain-cycled pacing, cwnd = 2·BDP + TSO/even/probe extras + ACK-aggregation allowance, policer (long-term bw) detection",
-        source: "Linux net/ipv4/tcp_bbr.c (5.4–6.x; 4.19/4.9 via parameters); cc-algorithms.md §3",
+        source: "Linux net/ipv4/tcp_bbr.c (5.4–6.x; 4.19/4.9 via parameters); Cardwell et al., ACM Queue 14(5) 2016",
         params: PARAMS,
         make: |p| Ok(Box::new(Bbr::from_params(p)?)),
     },
     SchemeInfo {
         name: "bbr-shallow",
-        description: "BBR v1 with PROBE_BW cwnd_gain 1.5 (BBR_Shallow, study 002): everything else as bbr",
-        source: "Claypool et al. tcp_bbrshallow.c (4.19 tcp_bbr.c with one constant changed); cc-algorithms.md §3.8",
+        description: "BBR v1 with PROBE_BW cwnd_gain 1.5 (BBR_Shallow): everything else as bbr",
+        source: "S. Claypool et al., Sharing but not Caring: Performance of TCP BBR and TCP CUBIC at the Network Bottleneck, AICT 2019; their tcp_bbrshallow.c (4.19 tcp_bbr.c with one constant changed)",
         params: SHALLOW_PARAMS,
         make: |p| Ok(Box::new(Bbr::shallow_from_params(p)?)),
     },

@@ -1,5 +1,5 @@
-//! BIC-TCP (Xu, Harfoush, Rhee, INFOCOM 2004) as in Linux net/ipv4/tcp_bic.c, 2.6.32–3.x era
-//! (cc-algorithms.md §7.1, [LNX-old]).
+//! BIC-TCP (Xu, Harfoush, Rhee, "Binary Increase Congestion Control (BIC) for Fast Long-Distance
+//! Networks", INFOCOM 2004) as in Linux net/ipv4/tcp_bic.c, 2.6.32–3.x era.
 //!
 //! Below `low_window` BIC is Reno. Above it, after a loss at W_max the window first does a
 //! binary search towards W_max (per RTT: +(W_max − cwnd)/B, at most `max_increment`, and a slow
@@ -10,11 +10,11 @@
 //! Era choices and known differences:
 //! * 2.6.32–3.x rules (the kernels of the source studies): the "first epoch" cap cnt ≤ 20 applies
 //!   while `last_max_cwnd == 0`; `loss_cwnd` survives the Loss-state reset and `undo_cwnd` =
-//!   max(cwnd, loss_cwnd). (2.6.2x tested `loss_cwnd == 0` and undid to last_max_cwnd, as
-//!   cc-algorithms.md §7.1 writes; ≥ 4.13 † dropped loss_cwnd and uses Reno's undo.)
+//!   max(cwnd, loss_cwnd). (2.6.2x tested `loss_cwnd == 0` and undid to last_max_cwnd; later
+//!   kernels (≈ 4.13, version not verified) dropped loss_cwnd and use Reno's undo.)
 //! * `initial_ssthresh` defaults to 0 (= infinite), its value in 2.6.24, 2.6.32 and later
-//!   (checked in those sources); §7.1's 100 applies to the earliest 2.6 releases †. Set it as a
-//!   parameter to reproduce those.
+//!   (checked in those sources); the earliest 2.6 releases used 100 (version not verified). Set
+//!   it as a parameter to reproduce those.
 //! * Slow start and the AI step use the shared packet-counting helpers (`tcp_slow_start` with
 //!   leftover, `tcp_cong_avoid_ai(cnt, acked)`) as tcp_bic.c does since 4.x, not the 2.6-era
 //!   per-ACK forms; slow start is `cwnd < ssthresh` (2.6 used ≤).
@@ -256,7 +256,7 @@ impl CongestionControl for Bic {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "bic",
     description: "BIC-TCP: binary search towards the last maximum, then max probing; beta 0.8, Reno below 14 packets",
-    source: "Linux net/ipv4/tcp_bic.c (2.6.32–3.x); cc-algorithms.md §7.1",
+    source: "Linux net/ipv4/tcp_bic.c (2.6.32–3.x); Xu, Harfoush & Rhee, INFOCOM 2004",
     params: PARAMS,
     make: |p| Ok(Box::new(Bic::from_params(p)?)),
 }];

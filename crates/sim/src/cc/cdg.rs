@@ -1,5 +1,5 @@
 //! CDG — CAIA Delay-Gradient, as FreeBSD `sys/netinet/cc/cc_cdg.c` v0.1 (the implementation
-//! evaluated in Al-Saadi's HLDG thesis), cc-algorithms.md §1; Hayes & Armitage, "Revisiting TCP
+//! evaluated in Al-Saadi's HLDG thesis, docs/hldg.md); Hayes & Armitage, "Revisiting TCP
 //! congestion control using delay gradients", IFIP Networking 2011.
 //!
 //! Once per measurement cycle (an RTT: the ACK covering the `snd_nxt` recorded when the cycle
@@ -11,7 +11,7 @@
 //! `loss_compete_consec_cong` ineffectual back-offs the delay signal is ignored for
 //! `loss_compete_hold_backoff` more.
 //!
-//! Mapping onto the Linux-like core (stated as the spec asks):
+//! Mapping onto the Linux-like core:
 //! * FreeBSD works in bytes with MSS steps; here cwnd/ssthresh/shadow are packets.
 //! * The delay back-off is FreeBSD's "congestion recovery": cwnd = ssthresh = β·min(cwnd, rwnd)
 //!   at once (no PRR), no growth and no further back-off until `snd_una` passes the `snd_nxt`
@@ -26,7 +26,7 @@
 //!   (FreeBSD NewReno `post_recovery`), so a shadow window above cwnd is regained by slow start.
 //! * RTO: NewReno (ssthresh = max(pipe/2, 2)), shadow window untouched.
 //!
-//! Linux `tcp_cdg.c` differs (cc-algorithms.md §1.9); its distinct choices available here as
+//! Linux net/ipv4/tcp_cdg.c (4.2+) differs; its distinct choices available here as
 //! parameters: `beta_delay` (Linux 70.71 %), `loss_tolerance` (Linux off), `shadow` (on in both),
 //! `prob_exact` (Linux computes 1 − exp() instead of FreeBSD's 2^15 table). Linux's HyStart slow
 //! start, summed-window gradients and PRR-paced back-off are not modelled.
@@ -55,7 +55,7 @@ pub const Q_FALLING: u32 = 3;
 pub const Q_FULL: u32 = 4;
 pub const Q_UNKNOWN: u32 = 9999;
 
-/// Slow-start exit rules (`ss_mode`, cc-algorithms.md §1.8).
+/// Slow-start exit rules (`ss_mode`; FreeBSD cc_cdg.c, HLDG thesis §2.7.6 and §4.4).
 pub const SS_CDG: i64 = 0;
 pub const SS_LOSS_ONLY: i64 = 1;
 pub const SS_GMIN_ONLY: i64 = 2;
@@ -489,7 +489,7 @@ impl CongestionControl for Cdg {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "cdg",
     description: "CDG: per-RTT gradients of min/max RTT, moving average over 8 RTTs, back-off to 0.7·cwnd with P = 1 − exp(−g/3 ms), shadow window, queue-state loss tolerance, ineffectual-back-off detection",
-    source: "FreeBSD sys/netinet/cc/cc_cdg.c v0.1; Hayes & Armitage IFIP Networking 2011; cc-algorithms.md §1",
+    source: "FreeBSD sys/netinet/cc/cc_cdg.c v0.1; Hayes & Armitage, Revisiting TCP congestion control using delay gradients, IFIP Networking 2011",
     params: PARAMS,
     make: |p| Ok(Box::new(Cdg::from_params(p)?)),
 }];

@@ -18,7 +18,7 @@
 //! **Competitive mode alone and delayed ACKs.** The reference (genericCC `RTTWindow::is_copa`:
 //! min raw RTT over 4·srtt < RTTmin + 0.1·(max RTT over 4·srtt − RTTmin), RTTstanding = min over
 //! srtt/2, RTTmin over max(10 s, 20·RTTmin)) runs over UDP with **one ACK per packet**. With the
-//! Linux receiver's delayed ACKs (linux-tcp.md §4.1) a sender gets one RTT sample per two
+//! Linux receiver's delayed ACKs (`tcp_send_delayed_ack`, tcp/receiver.rs) a sender gets one RTT sample per two
 //! packets; each ACK releases two packets that queue behind each other at the bottleneck, and
 //! the first of each pair is held at the receiver until the second arrives, so no sample ever
 //! sees a truly empty queue: the floor of d_q is 0.3–1 packet time (0.3–0.6 ms at 20 Mbit/s),

@@ -1,7 +1,8 @@
-//! CUBIC as in Linux net/ipv4/tcp_cubic.c (5.7+/6.x form, "v2.3" with µs HyStart),
-//! cc-algorithms.md §4; RFC 8312/9438 for the model.
+//! CUBIC as in Linux net/ipv4/tcp_cubic.c (5.7+/6.x form, "v2.3" with µs HyStart); Ha, Rhee &
+//! Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant", ACM SIGOPS OSR 42(5), 2008, and
+//! RFC 8312/9438 for the model.
 //!
-//! Arithmetic choices (stated as the brief asks):
+//! Arithmetic choices:
 //! * Integer/fixed-point exactly where the kernel uses it: time in `BICTCP_HZ` units (2^-10 s),
 //!   `cube_factor = 2^40 / (bic_scale·10)`, `delta = (cube_rtt_scale·offs³) >> 40`,
 //!   `beta_scale = 8·(1024+β)/3/(1024−β)` (integer, = 15 for β = 717), packet-unit cwnd.
@@ -446,7 +447,7 @@ impl CongestionControl for Cubic {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "cubic",
     description: "CUBIC with HyStart (ACK train + delay), fast convergence and the TCP-friendly region, integer arithmetic as Linux",
-    source: "Linux net/ipv4/tcp_cubic.c (5.7+/6.x); RFC 8312/9438; cc-algorithms.md §4",
+    source: "Linux net/ipv4/tcp_cubic.c (5.7+/6.x); RFC 8312/9438; Ha, Rhee & Xu, ACM SIGOPS OSR 42(5) 2008",
     params: PARAMS,
     make: |p| Ok(Box::new(Cubic::from_params(p)?)),
 }];

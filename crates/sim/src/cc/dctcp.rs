@@ -1,5 +1,5 @@
 //! DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257) as in Linux net/ipv4/tcp_dctcp.c (5.x/6.x)
-//! and include/net/tcp_dctcp.h (cc-algorithms.md §7.12).
+//! and include/net/tcp_dctcp.h.
 //!
 //! Sender: once per RTT (when `snd_una` passes `next_seq`), from `in_ack_event`,
 //! `alpha ← alpha − alpha>>g + (delivered_ce << (10 − g)) / delivered` (alpha is ×1024, so this
@@ -264,7 +264,7 @@ impl CeAckState {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "dctcp",
     description: "DCTCP: ECN-based; once per RTT alpha = (1-g)·alpha + g·F (g = 1/16), on ECE cwnd·(1 − alpha/2) once per window, halve on loss; Reno growth. Needs ECN (falls back to dctcp-reno without)",
-    source: "Linux net/ipv4/tcp_dctcp.c (5.x/6.x), include/net/tcp_dctcp.h; RFC 8257; cc-algorithms.md §7.12",
+    source: "Linux net/ipv4/tcp_dctcp.c (5.x/6.x), include/net/tcp_dctcp.h; RFC 8257; Alizadeh et al., SIGCOMM 2010",
     params: PARAMS,
     make: |p| Ok(Box::new(Dctcp::from_params(p)?)),
 }];

@@ -1,5 +1,5 @@
 //! HighSpeed TCP (Sally Floyd, RFC 3649) as in Linux net/ipv4/tcp_highspeed.c, 5.x/6.x form
-//! (cc-algorithms.md §7.4; AIMD table of RFC 3649 Appendix B with b(w) scaled ×256).
+//! (AIMD table of RFC 3649 Appendix B with b(w) scaled ×256).
 //!
 //! In congestion avoidance each ACK adds `a(w) = ai + 1` credits to `snd_cwnd_cnt` and cwnd
 //! grows by one when the credits reach cwnd, i.e. cwnd += a(w)/cwnd per ACK. On loss
@@ -121,7 +121,7 @@ impl CongestionControl for HighSpeed {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "highspeed",
     description: "HighSpeed TCP: window-dependent AIMD a(w), b(w) from the RFC 3649 table",
-    source: "Linux net/ipv4/tcp_highspeed.c (5.x/6.x); RFC 3649 App. B; cc-algorithms.md §7.4",
+    source: "Linux net/ipv4/tcp_highspeed.c (5.x/6.x); RFC 3649 App. B",
     params: PARAMS,
     make: |_| Ok(Box::new(HighSpeed::new())),
 }];

@@ -1,9 +1,10 @@
 //! HLDG — Hybrid Loss-Delay Gradient congestion control, as specified by R. Al-Saadi, "A Hybrid
 //! Loss-Delay Gradient Congestion Control Algorithm for the Internet", PhD thesis, Swinburne
-//! University of Technology, 2019 (Ch. 5–6), in the corrected form of cc-algorithms.md §2
-//! (decision register D1–D30; every choice below cites its decision).
+//! University of Technology, 2019 (Ch. 5–6). Where the thesis is ambiguous or misprinted the
+//! implementation follows the decisions D1–D30 listed in docs/hldg.md; every such choice below
+//! cites its decision.
 //!
-//! Mechanisms (§2.1): M1 gradients against cycle n−2 after a back-off; M2 γ-packet spurious
+//! Mechanisms (docs/hldg.md): M1 gradients against cycle n−2 after a back-off; M2 γ-packet spurious
 //! back-off filter with the ACK-rate bandwidth estimate B_n; M3 weighted windowed moving average
 //! (weights oldest→newest 1/16,1/16,1/16,1/16,1/8,1/8,1/4,1/4, D13); M4 zeroing of the smoothed
 //! gradient windows two cycles after a back-off (ZSGW, D14); M5 back-off to λ·BDP (D24, floor
@@ -30,7 +31,7 @@ use super::{
 };
 use netmodel::Rng;
 
-/// WWMA weights, oldest → newest [HLDG §5.2.4.2; D13].
+/// WWMA weights, oldest → newest (thesis §5.2.4.2; D13).
 pub const WWMA_WEIGHTS: [f64; 8] = [1.0 / 16.0, 1.0 / 16.0, 1.0 / 16.0, 1.0 / 16.0, 0.125, 0.125, 0.25, 0.25];
 /// MTU (bytes) in the γ threshold (Eq 5.3).
 pub const HLDG_MTU_BYTES: f64 = 1500.0;
@@ -94,7 +95,7 @@ pub static PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "stream", default: 0.0, doc: "RNG stream (the engine sets the flow id)" },
 ];
 
-/// CDG's ineffectual back-off thresholds, inherited [HLDG §5.3.2].
+/// CDG's ineffectual back-off thresholds, inherited (thesis §5.3.2).
 pub const CONSEC_CONG: u32 = 5;
 pub const HOLD_BACKOFF: u32 = 5;
 
@@ -442,7 +443,7 @@ impl Hldg {
         }
     }
 
-    /// P from the smoothed gradients (§2.7, D16): ḡ_min if > 0, else ḡ_max if > 0; 0 below thr.
+    /// P from the smoothed gradients (Eqs 5.3, 5.4, 5.10; D16): ḡ_min if > 0, else ḡ_max if > 0; 0 below thr.
     pub fn probability(gbar_min: f64, gbar_max: f64, thr_us: f64, g_ms: f64) -> f64 {
         let gsel = if gbar_min > 0.0 {
             gbar_min
@@ -534,7 +535,7 @@ impl Hldg {
         }
     }
 
-    /// The DELAY/PROBE per-cycle gradient core (§2.14). Returns whether it backed off.
+    /// The DELAY/PROBE per-cycle gradient core (docs/hldg.md). Returns whether it backed off.
     fn delay_cc_step(&mut self, sk: &mut Sock) -> bool {
         let n = self.cycle;
         let b = self.last_backoff_cycle;
@@ -630,7 +631,7 @@ impl Hldg {
         }
     }
 
-    /// M5 (§2.8): back off to λ·BDP, or β_delay·cwnd when the estimate is unreliable.
+    /// M5 (Eqs 5.6–5.8): back off to λ·BDP, or β_delay·cwnd when the estimate is unreliable.
     fn delay_backoff(&mut self, sk: &mut Sock) {
         let cwnd = sk.cwnd as f64;
         let mut new = match self.bdp_pkts(sk) {
@@ -918,7 +919,7 @@ impl CongestionControl for Hldg {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "hldg",
     description: "HLDG: CDG-based hybrid: gradients vs cycle n-2 after a back-off, gamma-packet filter, weighted moving average, ZSGW, back-off to 0.95·BDP, accumulated probability, DELAY/LOSS(CUBIC)/PROBE modes, ACK-train slow start",
-    source: "Al-Saadi, PhD thesis, Swinburne 2019 (Ch. 5-6); cc-algorithms.md §2 with decisions D1-D30",
+    source: "R. Al-Saadi, A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the Internet, PhD thesis, Swinburne University of Technology 2019 (Ch. 5-6); reading decisions D1-D30 in docs/hldg.md",
     params: PARAMS,
     make: |p| Ok(Box::new(Hldg::from_params(p)?)),
 }];

@@ -1,5 +1,5 @@
-//! H-TCP (Shorten & Leith, PFLDnet 2004) as in Linux net/ipv4/tcp_htcp.c, 5.x/6.x form
-//! (cc-algorithms.md §7.3).
+//! H-TCP (Shorten & Leith, "H-TCP: TCP for high-speed and long-distance networks", PFLDnet
+//! 2004) as in Linux net/ipv4/tcp_htcp.c, 5.x/6.x form.
 //!
 //! The additive increase grows with Δ, the time since the last congestion event:
 //! α(Δ) = 1 for Δ ≤ 1 s, else 1 + 10(Δ − 1) + ((Δ − 1)/2)², optionally scaled by minRTT/100 ms
@@ -352,7 +352,7 @@ impl CongestionControl for Htcp {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "htcp",
     description: "H-TCP: increase grows with time since the last loss (RTT-scaled), backoff minRTT/maxRTT in [0.5, 0.8]",
-    source: "Linux net/ipv4/tcp_htcp.c (5.x/6.x); cc-algorithms.md §7.3",
+    source: "Linux net/ipv4/tcp_htcp.c (5.x/6.x); Shorten & Leith, PFLDnet 2004",
     params: PARAMS,
     make: |p| Ok(Box::new(Htcp::from_params(p)?)),
 }];

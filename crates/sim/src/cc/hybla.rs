@@ -1,6 +1,5 @@
 //! TCP Hybla (Caini & Firrincieli, Int. J. Satellite Communications 2004) as in Linux
-//! net/ipv4/tcp_hybla.c, 3.x era (cc-algorithms.md §7.5, [LNX-old]; the 5.x/6.x file differs
-//! only in using µs SRTT).
+//! net/ipv4/tcp_hybla.c, 3.x era (the 5.x/6.x file differs only in using µs SRTT).
 //!
 //! Hybla makes a long-RTT flow grow as a Reno flow with the reference RTT `rtt0` (25 ms) would:
 //! with ρ = SRTT/rtt0 (≥ 1), slow start adds 2^ρ − 1 segments per ACK and congestion avoidance
@@ -197,7 +196,7 @@ impl CongestionControl for Hybla {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "hybla",
     description: "Hybla: growth scaled by rho = SRTT/25 ms (slow start 2^rho − 1, CA rho²/cwnd per ACK) for long-RTT paths",
-    source: "Linux net/ipv4/tcp_hybla.c (3.x); cc-algorithms.md §7.5",
+    source: "Linux net/ipv4/tcp_hybla.c (3.x); Caini & Firrincieli, Int. J. Satellite Communications and Networking 22(5) 2004",
     params: PARAMS,
     make: |p| Ok(Box::new(Hybla::from_params(p)?)),
 }];

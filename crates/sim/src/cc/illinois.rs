@@ -1,5 +1,6 @@
 //! TCP-Illinois as in Linux net/ipv4/tcp_illinois.c (4.x–6.x form with `struct ack_sample`),
-//! cc-algorithms.md §7.6; Liu, Başar, Srikant, Performance Evaluation 65(6–7), 2008.
+//! Liu, Başar, Srikant, "TCP-Illinois: A loss- and delay-based congestion control algorithm for
+//! high-speed networks", Performance Evaluation 65(6–7), 2008.
 //!
 //! Loss-based AIMD whose increase `alpha` (0.3 … 10 packets per RTT) and decrease `beta`
 //! (1/8 … 1/2) are set once per RTT from the average queueing delay `da = avg_rtt − base_rtt`
@@ -246,7 +247,7 @@ impl CongestionControl for Illinois {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "illinois",
     description: "Illinois: loss-based AIMD with alpha in [0.3, 10] and beta in [1/8, 1/2] set per RTT from the average queueing delay",
-    source: "Linux net/ipv4/tcp_illinois.c (4.x–6.x); Liu, Başar & Srikant 2008; cc-algorithms.md §7.6",
+    source: "Linux net/ipv4/tcp_illinois.c (4.x–6.x); Liu, Başar & Srikant, Performance Evaluation 65(6-7) 2008",
     params: PARAMS,
     make: |p| Ok(Box::new(Illinois::from_params(p)?)),
 }];

@@ -1,5 +1,5 @@
-//! TCP-LP (Low Priority) as in Linux net/ipv4/tcp_lp.c, 3.x era (cc-algorithms.md §7.10
-//! [LNX-old]); Kuzmanovic & Knightly, IEEE/ACM ToN 14(4), 2006.
+//! TCP-LP (Low Priority) as in Linux net/ipv4/tcp_lp.c, 3.x era; Kuzmanovic & Knightly, "TCP-LP:
+//! Low-Priority Service via End-Point Congestion Control", IEEE/ACM ToN 14(4), 2006.
 //!
 //! Rules (kernel): a smoothed one-way delay `sowd` (EWMA 7/8, stored ×8) is compared on every
 //! ACK with `owd_min + 15 %·(owd_max − owd_min)`. At or above it LP infers early congestion:
@@ -248,7 +248,7 @@ impl CongestionControl for Lp {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "lp",
     description: "TCP-LP: Reno that yields early: smoothed one-way delay above min + 15 % of the range halves cwnd (to 1 within 3 RTTs of the last time)",
-    source: "Linux net/ipv4/tcp_lp.c (3.x; RTT as the relative OWD); Kuzmanovic & Knightly 2006; cc-algorithms.md §7.10",
+    source: "Linux net/ipv4/tcp_lp.c (3.x; RTT as the relative OWD); Kuzmanovic & Knightly, IEEE/ACM ToN 14(4) 2006",
     params: PARAMS,
     make: |p| Ok(Box::new(Lp::from_params(p)?)),
 }];

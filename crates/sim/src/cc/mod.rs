@@ -6,7 +6,7 @@
 //! filters, lib/win_minmax.c), `params.rs` (parameter tables and typed access), `rng.rs`
 //! (seeded generators).
 //!
-//! Units follow Linux (cc-algorithms.md §0.2): `cwnd`, `ssthresh` and `acked` are
+//! Units follow Linux: `cwnd`, `ssthresh` and `acked` are
 //! packet (segment) counts; times handed to a CC are µs (`now_us`) or ns (`now_ns`).
 //!
 //! A CC never sees the sender itself: every hook gets a `&mut Sock`, the slice of
@@ -295,7 +295,7 @@ pub struct LostSkb {
 
 /// A congestion-control algorithm: Linux `struct tcp_congestion_ops`.
 ///
-/// Call order per ACK is that of `tcp_ack()` (linux-tcp.md §1.2): `pkts_acked` from the
+/// Call order per ACK is that of `tcp_ack()` (net/ipv4/tcp_input.c): `pkts_acked` from the
 /// scoreboard update, `in_ack_event`, state changes via `set_state`/`ssthresh` from the
 /// recovery state machine, then either `cong_control` (if `has_cong_control`) or the core's
 /// PRR / `cong_avoid`.

@@ -1,5 +1,5 @@
 //! `newreno`: Reno's AIMD (`reno.rs`, Linux tcp_cong.c) on an endpoint forced to Linux's
-//! non-SACK recovery, i.e. classic NewReno (RFC 6582; linux-tcp.md §6.4, cc-algorithms.md §5).
+//! non-SACK recovery, i.e. classic NewReno (RFC 6582; Linux net/ipv4/tcp_input.c, `tcp_is_reno()`).
 //!
 //! Linux has no "newreno" module: NewReno is what the core does for `reno` when SACK is not
 //! negotiated (`tcp_is_reno()`): dupACKs are counted as "SACKed" packets (`tcp_add_reno_sack`),
@@ -41,7 +41,7 @@ impl CongestionControl for NewReno {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "newreno",
     description: "Classic NewReno: Reno's AIMD with the endpoint forced to non-SACK recovery (3 dupACKs, one retransmission per partial ACK, RFC 6582) for this flow",
-    source: "Linux net/ipv4/tcp_cong.c + tcp_input.c non-SACK path (tcp_add_reno_sack, tcp_newreno_mark_lost); RFC 6582; cc-algorithms.md §5",
+    source: "Linux net/ipv4/tcp_cong.c + tcp_input.c non-SACK path (tcp_add_reno_sack, tcp_newreno_mark_lost); RFC 6582",
     params: &[],
     make: |_| Ok(Box::new(NewReno::new())),
 }];

@@ -1,5 +1,5 @@
-//! TCP-NV ("New Vegas") as in Linux net/ipv4/tcp_nv.c (4.8+; 5.x/6.x form), cc-algorithms.md
-//! §7.11. Intended by its author for data centres with NV-only traffic.
+//! TCP-NV ("New Vegas", L. Brakmo) as in Linux net/ipv4/tcp_nv.c (4.8+; 5.x/6.x form). Intended
+//! by its author for data centres with NV-only traffic.
 //!
 //! Rules (kernel): on every ACK with an RTT sample (Open/Disorder only) NV smooths the RTT
 //! (`nv_rtt_factor` 128/256: half old, half new), computes the delivery-rate proxy
@@ -414,7 +414,7 @@ impl CongestionControl for Nv {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "nv",
     description: "TCP-NV: per RTT compares cwnd with the window the measured rate needs at min RTT plus nv_pad; decreases by 30 % of the excess",
-    source: "Linux net/ipv4/tcp_nv.c (4.8+/5.x/6.x); cc-algorithms.md §7.11",
+    source: "Linux net/ipv4/tcp_nv.c (4.8+/5.x/6.x)",
     params: PARAMS,
     make: |p| Ok(Box::new(Nv::from_params(p)?)),
 }];

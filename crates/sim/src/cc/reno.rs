@@ -1,5 +1,5 @@
 //! Reno as in Linux `tcp_reno_cong_avoid` / `tcp_reno_ssthresh` / `tcp_reno_undo_cwnd`
-//! (net/ipv4/tcp_cong.c; cc-algorithms.md §5). Fast retransmit, PRR, RACK, RTO and NewReno
+//! (net/ipv4/tcp_cong.c; RFC 5681). Fast retransmit, PRR, RACK, RTO and NewReno
 //! partial-ACK handling are core functions (tcp/), not part of this module.
 
 use super::{
@@ -44,7 +44,7 @@ impl CongestionControl for Reno {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "reno",
     description: "Reno/NewReno AIMD as in Linux tcp_cong.c: packet-counting slow start, +1 MSS per cwnd in CA, halve on loss",
-    source: "Linux net/ipv4/tcp_cong.c; RFC 5681, 6582; cc-algorithms.md §5",
+    source: "Linux net/ipv4/tcp_cong.c; RFC 5681, 6582",
     params: &[],
     make: |_| Ok(Box::new(Reno::new())),
 }];

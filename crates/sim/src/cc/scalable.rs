@@ -1,5 +1,5 @@
-//! Scalable TCP (Tom Kelly, 2003) as in Linux net/ipv4/tcp_scalable.c, 4.13+/5.x/6.x form
-//! (cc-algorithms.md §7.7).
+//! Scalable TCP (T. Kelly, "Scalable TCP: Improving Performance in Highspeed Wide Area
+//! Networks", ACM CCR 33(2), 2003) as in Linux net/ipv4/tcp_scalable.c, 4.13+/5.x/6.x form.
 //!
 //! Congestion avoidance adds one segment per `min(cwnd, TCP_SCALABLE_AI_CNT)` packets acked
 //! (Reno below 100 packets, +1 % per RTT above); a loss cuts the window by 1/8.
@@ -7,9 +7,9 @@
 //! Known differences / history:
 //! * The kernel has no module parameters. `ai_cnt` is a ccbench variant parameter: the default 100
 //!   is the 5.x/6.x constant (the paper's a = 0.01 per ACK, with stretch ACKs counted by
-//!   `tcp_cong_avoid_ai(…, acked)`). Kernels before the 2017 ACK-counting rework (2.6/3.x/≤ 4.12 †)
+//!   `tcp_cong_avoid_ai(…, acked)`). Kernels before the 2017 ACK-counting rework (2.6/3.x/≤ 4.12)
 //!   used 50 — "instead of 100 to account for delayed ack" — with one credit per ACK; set
-//!   `ai_cnt: 50` for that era (cc-algorithms.md §7.7 quotes the old value). The per-ACK credit
+//!   `ai_cnt: 50` for that era. The per-ACK credit
 //!   of the old core is not modelled here (the shared helper counts packets).
 //! * `undo_cwnd` is Reno's (the 5.x/6.x ops table), the trait default.
 
@@ -91,7 +91,7 @@ impl CongestionControl for Scalable {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "scalable",
     description: "Scalable TCP: +1 segment per 100 acked above 100 packets (1 %/RTT), decrease by 1/8 on loss",
-    source: "Linux net/ipv4/tcp_scalable.c (5.x/6.x); cc-algorithms.md §7.7",
+    source: "Linux net/ipv4/tcp_scalable.c (5.x/6.x); Kelly, ACM CCR 33(2) 2003",
     params: PARAMS,
     make: |p| Ok(Box::new(Scalable::from_params(p)?)),
 }];

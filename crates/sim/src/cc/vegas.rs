@@ -1,6 +1,6 @@
 //! TCP Vegas as in Linux net/ipv4/tcp_vegas.c (2.6.22 … 6.x: the algorithm is unchanged since
-//! the 2.6.2x rewrite, only the hook signatures moved), cc-algorithms.md §6; Brakmo & Peterson,
-//! IEEE JSAC 13(8), 1995.
+//! the 2.6.2x rewrite, only the hook signatures moved); Brakmo & Peterson, "TCP Vegas: End to
+//! End Congestion Avoidance on a Global Internet", IEEE JSAC 13(8), 1995.
 //!
 //! What Linux does (and so do we), which differs from the paper:
 //! * loss detection and recovery are the core's (PRR, RACK, RTO), not Vegas';
@@ -243,7 +243,7 @@ impl CongestionControl for Vegas {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "vegas",
     description: "Vegas: once per RTT diff = cwnd·(minRTT − baseRTT)/baseRTT packets queued; +1 below alpha, −1 above beta, leave slow start above gamma",
-    source: "Linux net/ipv4/tcp_vegas.c (2.6.2x–6.x); Brakmo & Peterson 1995; cc-algorithms.md §6",
+    source: "Linux net/ipv4/tcp_vegas.c (2.6.2x–6.x); Brakmo & Peterson, IEEE JSAC 13(8) 1995",
     params: PARAMS,
     make: |p| Ok(Box::new(Vegas::from_params(p)?)),
 }];

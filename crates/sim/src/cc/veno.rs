@@ -1,5 +1,5 @@
-//! TCP Veno as in Linux net/ipv4/tcp_veno.c, 3.x era (≈ 3.14–3.19, the form cc-algorithms.md
-//! §7.9 [LNX-old] specifies); Fu & Liew, IEEE JSAC 21(2), 2003.
+//! TCP Veno as in Linux net/ipv4/tcp_veno.c, 3.x era (≈ 3.14–3.19); Fu & Liew, "TCP Veno: TCP
+//! Enhancement for Transmission Over Wireless Access Networks", IEEE JSAC 21(2), 2003.
 //!
 //! Rules (kernel): Vegas-style RTT sampling (`basertt` lifetime minimum, `minrtt` minimum since
 //! the last `cong_avoid` call, both +1 µs); backlog `diff = cwnd − cwnd·basertt/minrtt` with one
@@ -198,7 +198,7 @@ impl CongestionControl for Veno {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "veno",
     description: "Veno: Vegas backlog N picks the loss response (N < 3: ×4/5, else ×1/2) and the CA growth (every RTT or every other RTT)",
-    source: "Linux net/ipv4/tcp_veno.c (3.x); Fu & Liew 2003; cc-algorithms.md §7.9",
+    source: "Linux net/ipv4/tcp_veno.c (3.x); Fu & Liew, IEEE JSAC 21(2) 2003",
     params: PARAMS,
     make: |p| Ok(Box::new(Veno::from_params(p)?)),
 }];

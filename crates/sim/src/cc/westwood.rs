@@ -1,6 +1,7 @@
-//! TCP Westwood+ (Mascolo, Grieco et al.) as in Linux net/ipv4/tcp_westwood.c, 2.6.32–3.x era
-//! rules (cc-algorithms.md §7.2, [LNX-old]); the hook mapping is that of ≥ 4.x kernels, whose
-//! algorithm is unchanged.
+//! TCP Westwood+ (Mascolo, Grieco et al.; Grieco & Mascolo, "Performance evaluation and
+//! comparison of Westwood+, New Reno, and Vegas TCP congestion control", ACM CCR 34(2), 2004) as
+//! in Linux net/ipv4/tcp_westwood.c, 2.6.32–3.x era rules; the hook mapping is that of ≥ 4.x
+//! kernels, whose algorithm is unchanged.
 //!
 //! Growth and the ssthresh hook are Reno. The module estimates the bandwidth from the bytes
 //! acknowledged per RTT window (at least 50 ms), low-pass filters it twice with (7a + b)/8, and
@@ -17,7 +18,7 @@
 //! * 2.6.x also registered `min_cwnd = bw_rttmin`, the floor of rate-halving recovery; the
 //!   simulator's core recovers with PRR (no `min_cwnd` hook), as ≥ 3.x kernels do.
 //! * The kernel's `rtt_min` is the minimum of the per-ACK RTT samples (`pkts_acked`), not of
-//!   SRTT as cc-algorithms.md §7.2 writes; we follow the kernel.
+//!   SRTT as some descriptions have it; we follow the kernel.
 //! * `bw_est·rtt_min` is computed in 64 bits (32 in the kernel; it would wrap above ≈ 34 Gbit/s
 //!   at 1 s RTT). `snd_una` is the simulator's 64-bit byte sequence.
 //! * `undo_cwnd` is Reno's (the 4.x+ ops table; 2.6 kernels had no undo hook and the core used
@@ -269,7 +270,7 @@ impl CongestionControl for Westwood {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "westwood",
     description: "Westwood+: Reno growth; after loss ssthresh (and cwnd after recovery) = filtered bandwidth × min RTT",
-    source: "Linux net/ipv4/tcp_westwood.c (2.6.32–3.x rules, 4.x+ hooks); cc-algorithms.md §7.2",
+    source: "Linux net/ipv4/tcp_westwood.c (2.6.32–3.x rules, 4.x+ hooks); Grieco & Mascolo, ACM CCR 34(2) 2004",
     params: PARAMS,
     make: |_| Ok(Box::new(Westwood::new())),
 }];

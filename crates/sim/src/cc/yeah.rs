@@ -1,6 +1,5 @@
-//! YeAH-TCP (Yet Another Highspeed TCP) as in Linux net/ipv4/tcp_yeah.c, 3.x era (≈ 3.14–3.19,
-//! the form cc-algorithms.md §7.8 [LNX-old] specifies); Baiocchi, Castellani, Vacirca,
-//! PFLDnet 2007.
+//! YeAH-TCP (Yet Another Highspeed TCP) as in Linux net/ipv4/tcp_yeah.c, 3.x era (≈ 3.14–3.19);
+//! Baiocchi, Castellani, Vacirca, "YeAH-TCP: Yet Another Highspeed TCP", PFLDnet 2007.
 //!
 //! Rules (kernel): Vegas RTT sampling ([`VegasRtt`]: `minRTT` of the last RTT, lifetime
 //! `baseRTT`). In congestion avoidance YeAH is in **fast mode** (Scalable: +1 per
@@ -196,7 +195,7 @@ impl CongestionControl for Yeah {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "yeah",
     description: "YeAH: Scalable growth while the Vegas queue estimate is small, Reno otherwise; precautionary decongestion above 80 packets; loss reduction = queue",
-    source: "Linux net/ipv4/tcp_yeah.c (3.x); Baiocchi et al. PFLDnet 2007; cc-algorithms.md §7.8",
+    source: "Linux net/ipv4/tcp_yeah.c (3.x); Baiocchi, Castellani & Vacirca, PFLDnet 2007",
     params: PARAMS,
     make: |p| Ok(Box::new(Yeah::from_params(p)?)),
 }];

@@ -1,6 +1,7 @@
 //! Linux-faithful TCP endpoint as a pure state machine (no clock, no I/O): the event loop
-//! passes `now` (ns) into every call. See linux-tcp.md §1–§8 for the behaviour modelled and
-//! `sender/mod.rs` / `receiver.rs` for what is (and is not) implemented.
+//! passes `now` (ns) into every call. The behaviour is Linux 6.x's (net/ipv4/tcp_input.c,
+//! tcp_output.c, tcp_timer.c, tcp_recovery.c, tcp_rate.c); `sender/mod.rs` and `receiver.rs` say
+//! what is (and is not) implemented.
 //!
 //! Sequence numbers are byte offsets; 0 is the first payload byte after the handshake.
 
@@ -21,7 +22,7 @@ pub const HDR_BYTES: u32 = 52;
 /// timestamps 10, window scale 3, padding) as Linux sends them.
 pub const SYN_BYTES: u32 = 60;
 
-/// Endpoint configuration (Linux defaults, linux-tcp.md §10).
+/// Endpoint configuration (Linux defaults: include/net/tcp.h, Documentation/networking/ip-sysctl.rst).
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(default)]
 pub struct TcpConfig {
@@ -34,7 +35,7 @@ pub struct TcpConfig {
     /// Receiver delays ACKs (every 2nd full segment, 40 ms timer, quick-ACK); false = ACK every segment.
     pub delayed_ack: bool,
     /// SACK (+ D-SACK) negotiated. `false`: the receiver sends no SACK blocks and the sender
-    /// uses Linux's non-SACK (NewReno, RFC 6582) recovery (linux-tcp.md §6.4).
+    /// uses Linux's non-SACK (NewReno, RFC 6582) recovery (`tcp_is_reno()` in tcp_input.c).
     pub sack: bool,
     /// `TCP_RTO_MIN` (ns).
     pub min_rto_ns: u64,

@@ -1,6 +1,7 @@
 //! TCP receiver: in-order/out-of-order bookkeeping, SACK/D-SACK generation (RFC 2018/2883,
 //! Linux `tcp_sack_new_ofo_skb` block ordering), timestamp echo (RFC 7323 `ts_recent` rule),
-//! and Linux's ACK scheduling (linux-tcp.md §4.1): delayed ACK with `ato` adaptation, quick-ACK
+//! and Linux's ACK scheduling (`__tcp_ack_snd_check`, `tcp_event_data_recv`, `tcp_send_delayed_ack`
+//! in net/ipv4/tcp_input.c / tcp_output.c): delayed ACK with `ato` adaptation, quick-ACK
 //! mode, immediate ACK when more than one full segment is unacknowledged, on duplicates, when the
 //! out-of-order queue drains, and for the first 3 dupACKs per `rcv_nxt` while data is out of
 //! order; after that, SACK compression (≥ 4.18).

@@ -147,7 +147,7 @@ impl TcpSender {
     /// RTT-measurement granularity (`rtt_granularity_ns`): floor the sample to a whole number of
     /// ticks, at least one. This is what tick-based stacks measure: FreeBSD times segments in
     /// `ticks` (1 ms at kern.hz = 1000; `tcp_xmit_timer` samples and h_ertt's are whole ticks,
-    /// cc-algorithms.md §0.2, §1.2) and pre-3.15 Linux in jiffies; a sub-tick RTT is reported as
+    /// sys/netinet/tcp_input.c, sys/netinet/khelp/h_ertt.c) and pre-3.15 Linux in jiffies; a sub-tick RTT is reported as
     /// one tick (Linux-jiffies `tcp_rtt_estimator`: `if (m == 0) m = 1`; FreeBSD adds one tick).
     /// Flooring the duration, not differencing two tick counters, keeps the result independent of
     /// the phase of a virtual clock (a counter difference is floor or floor + 1).

@@ -32,7 +32,7 @@
 //! * reordering detection (`tcp_check_sack_reordering`) and adaptive `reordering`;
 //! * cwnd-limited tracking (`tcp_cwnd_validate`, 6.x), cwnd validation for application-limited
 //!   senders and restart after idle (RFC 2861 as Linux) when `slow_start_after_idle`;
-//! * delivery-rate sampling (tcp_rate.c, cc-algorithms.md §0.4), app-limited marking;
+//! * delivery-rate sampling (tcp_rate.c; draft-cheng-iccrg-delivery-rate-estimation), app-limited marking;
 //! * pacing, EDT style (`tcp_wstamp_ns`, the first 10 segments not delayed, idle credit), when the
 //!   CC requested it (`PacingStatus::Needed`, automatic for `cong_control` CCs) or `pacing_default`
 //!   (fq) is set; `sk_pacing_rate` itself is always maintained as Linux does.
