@@ -1241,8 +1241,7 @@ impl CongestionControl for Bbr3 {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "bbr3",
     description: "BBRv3: BBR with loss/ECN-bounded probing (inflight_hi/inflight_lo, bw_lo), PROBE_BW DOWN/CRUISE/REFILL/UP, 2 % loss threshold, ECN alpha, PROBE_RTT every 5 s at 0.5·BDP",

@@ -251,8 +251,7 @@ impl CongestionControl for Bic {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "bic",
     description: "BIC-TCP: binary search towards the last maximum, then max probing; beta 0.8, Reno below 14 packets",

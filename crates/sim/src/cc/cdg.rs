@@ -484,8 +484,7 @@ impl CongestionControl for Cdg {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "cdg",
     description: "CDG: per-RTT gradients of min/max RTT, moving average over 8 RTTs, back-off to 0.7·cwnd with P = 1 − exp(−g/3 ms), shadow window, queue-state loss tolerance, ineffectual-back-off detection",

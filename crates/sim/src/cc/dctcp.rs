@@ -259,8 +259,7 @@ impl CeAckState {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "dctcp",
     description: "DCTCP: ECN-based; once per RTT alpha = (1-g)·alpha + g·F (g = 1/16), on ECE cwnd·(1 − alpha/2) once per window, halve on loss; Reno growth. Needs ECN (falls back to dctcp-reno without)",

@@ -116,8 +116,7 @@ impl CongestionControl for HighSpeed {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "highspeed",
     description: "HighSpeed TCP: window-dependent AIMD a(w), b(w) from the RFC 3649 table",

@@ -347,8 +347,7 @@ impl CongestionControl for Htcp {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "htcp",
     description: "H-TCP: increase grows with time since the last loss (RTT-scaled), backoff minRTT/maxRTT in [0.5, 0.8]",

@@ -191,8 +191,7 @@ impl CongestionControl for Hybla {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "hybla",
     description: "Hybla: growth scaled by rho = SRTT/25 ms (slow start 2^rho − 1, CA rho²/cwnd per ACK) for long-RTT paths",

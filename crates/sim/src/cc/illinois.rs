@@ -242,8 +242,7 @@ impl CongestionControl for Illinois {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "illinois",
     description: "Illinois: loss-based AIMD with alpha in [0.3, 10] and beta in [1/8, 1/2] set per RTT from the average queueing delay",

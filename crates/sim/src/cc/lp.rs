@@ -243,8 +243,7 @@ impl CongestionControl for Lp {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "lp",
     description: "TCP-LP: Reno that yields early: smoothed one-way delay above min + 15 % of the range halves cwnd (to 1 within 3 RTTs of the last time)",

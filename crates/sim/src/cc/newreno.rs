@@ -36,8 +36,7 @@ impl CongestionControl for NewReno {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "newreno",
     description: "Classic NewReno: Reno's AIMD with the endpoint forced to non-SACK recovery (3 dupACKs, one retransmission per partial ACK, RFC 6582) for this flow",

@@ -409,8 +409,7 @@ impl CongestionControl for Nv {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "nv",
     description: "TCP-NV: per RTT compares cwnd with the window the measured rate needs at min RTT plus nv_pad; decreases by 30 % of the excess",

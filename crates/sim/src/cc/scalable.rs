@@ -86,8 +86,7 @@ impl CongestionControl for Scalable {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "scalable",
     description: "Scalable TCP: +1 segment per 100 acked above 100 packets (1 %/RTT), decrease by 1/8 on loss",

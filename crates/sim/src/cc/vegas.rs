@@ -238,8 +238,7 @@ impl CongestionControl for Vegas {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "vegas",
     description: "Vegas: once per RTT diff = cwnd·(minRTT − baseRTT)/baseRTT packets queued; +1 below alpha, −1 above beta, leave slow start above gamma",

@@ -193,8 +193,7 @@ impl CongestionControl for Veno {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "veno",
     description: "Veno: Vegas backlog N picks the loss response (N < 3: ×4/5, else ×1/2) and the CA growth (every RTT or every other RTT)",

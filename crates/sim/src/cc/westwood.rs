@@ -265,8 +265,7 @@ impl CongestionControl for Westwood {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "westwood",
     description: "Westwood+: Reno growth; after loss ssthresh (and cwnd after recovery) = filtered bandwidth × min RTT",

@@ -190,8 +190,7 @@ impl CongestionControl for Yeah {
     }
 }
 
-/// Registration, as a Linux module ends with its `tcp_congestion_ops`: name, description,
-/// source, parameters and constructor (listed by `cc::registry`).
+/// Registration (the module's `tcp_congestion_ops`), listed in `cc::registry!`.
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "yeah",
     description: "YeAH: Scalable growth while the Vegas queue estimate is small, Reno otherwise; precautionary decongestion above 80 packets; loss reduction = queue",
