@@ -6,8 +6,8 @@
 //! filters, lib/win_minmax.c), `params.rs` (parameter tables and typed access), `rng.rs`
 //! (seeded generators).
 //!
-//! Units follow Linux: `cwnd`, `ssthresh` and `acked` are
-//! packet (segment) counts; times handed to a CC are µs (`now_us`) or ns (`now_ns`).
+//! Units follow Linux: `cwnd`, `ssthresh` and `acked` are packet (segment) counts; times handed
+//! to a CC are µs (`now_us`) or ns (`now_ns`).
 //!
 //! A CC never sees the sender itself: every hook gets a `&mut Sock`, the slice of
 //! `struct tcp_sock` that congestion control reads or writes. The sender keeps its
