@@ -1,6 +1,7 @@
 //! TCP sender: a pure state machine following Linux `tcp_ack()` / `tcp_write_xmit()` / timers,
-//! in packet units like Linux. This file holds the state and the constructor; the behaviour is
-//! split as the kernel splits it, one `impl TcpSender` block per file:
+//! in packet units like Linux. This file holds the state, the constructor, the application
+//! interface (`tcp_sendmsg`, net/ipv4/tcp.c) and the samples; the behaviour is split as the
+//! kernel splits it, one `impl TcpSender` block per file:
 //!
 //! | file          | mirrors (Linux `net/ipv4/`)                                                      |
 //! |---------------|----------------------------------------------------------------------------------|
