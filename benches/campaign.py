@@ -13,7 +13,8 @@ into a fresh directory, interleaved over ``--rounds`` rounds (the best round is 
 * ``pool-1``, ``pool-2``: the local process pool with 1 and 2 workers (throughput ratio)
 * ``dask-2``: a Dask LocalCluster with 2 workers (ratio to pool-2)
 
-Pool and Dask walls include starting the workers (a fixed ~1 s, amortised over N runs).
+Pool and Dask walls include starting the workers (a fixed ~1-2 s); the steady throughput
+(10th to last finished run) leaves it out.
 Reported with each: CPU time of this process and its children, and the load average, since
 the benchmark shares the machine. Writes benches/out/campaign.json.
 """
@@ -63,15 +64,21 @@ def one(name: str, camp: Path, work: Path, n: int) -> dict:
     out = work / name
     shutil.rmtree(out, ignore_errors=True)
     load0 = os.getloadavg()[0]
+    stamps = []
     c0, t0 = cpu(), time.perf_counter()
-    res = run_campaign(camp, out, progress=False, executor=executor, **kw)
+    res = run_campaign(camp, out, executor=executor, **kw,
+                       progress=lambda *_: stamps.append(time.perf_counter()))
     if executor is not None:
         executor.close()
     wall = time.perf_counter() - t0
     c1 = cpu()
     assert res.ok and res.executed == n, res.summary()
+    # steady state: from the 10th finished run to the last (worker start-up excluded)
+    steady = (len(stamps) - 10) / (stamps[-1] - stamps[9])
     return {"config": name, "runs": n, "wall_s": wall, "loop_s": res.loop_s,
-            "runs_per_s": n / wall, "overhead_ms_per_run": (wall - res.loop_s) / n * 1e3,
+            "runs_per_s": n / wall, "steady_runs_per_s": steady,
+            "startup_s": stamps[0] - t0,
+            "overhead_ms_per_run": (wall - res.loop_s) / n * 1e3,
             "cpu_s": c1 - c0, "cpu_ms_per_run": (c1 - c0) / n * 1e3,
             "load_before": load0, "load_after": os.getloadavg()[0],
             "executor": res.executor}
@@ -96,7 +103,8 @@ def main() -> int:
                 r["round"] = rnd
                 rows.append(r)
                 print(f"round {rnd} {name:<10} {r['wall_s']:6.2f} s  {r['runs_per_s']:6.1f} runs/s"
-                      f"  overhead {r['overhead_ms_per_run']:5.1f} ms/run  cpu "
+                      f" (steady {r['steady_runs_per_s']:6.1f}, first run after "
+                      f"{r['startup_s']:.2f} s)  overhead {r['overhead_ms_per_run']:5.1f} ms/run  cpu "
                       f"{r['cpu_ms_per_run']:5.1f} ms/run  load {r['load_before']:.2f}"
                       f"->{r['load_after']:.2f}", flush=True)
     finally:
@@ -108,14 +116,22 @@ def main() -> int:
     print(f"per-run overhead beyond the loop (in-process, best of {a.rounds}): "
           f"{ip['overhead_ms_per_run']:.1f} ms wall, {ip['cpu_ms_per_run']:.1f} ms CPU "
           f"(loop {ip['loop_s'] / a.runs * 1e3:.2f} ms/run)")
-    r21 = best["pool-2"]["runs_per_s"] / best["pool-1"]["runs_per_s"]
-    print(f"pool 2 workers / 1 worker throughput: {r21:.2f}x")
+    def ratio(a, b, key):
+        return best[a][key] / best[b][key]
+
+    r21, s21 = ratio("pool-2", "pool-1", "runs_per_s"), ratio("pool-2", "pool-1",
+                                                               "steady_runs_per_s")
+    print(f"pool 2 workers / 1 worker throughput: {r21:.2f}x whole campaign, {s21:.2f}x steady")
     summary = {"overhead_ms_per_run": ip["overhead_ms_per_run"],
-               "overhead_cpu_ms_per_run": ip["cpu_ms_per_run"], "pool2_over_pool1": r21}
+               "overhead_cpu_ms_per_run": ip["cpu_ms_per_run"], "pool2_over_pool1": r21,
+               "pool2_over_pool1_steady": s21}
     if "dask-2" in best:
-        rd = best["dask-2"]["runs_per_s"] / best["pool-2"]["runs_per_s"]
-        print(f"dask LocalCluster 2 workers / pool 2 workers throughput: {rd:.2f}x")
+        rd, sd = ratio("dask-2", "pool-2", "runs_per_s"), ratio("dask-2", "pool-2",
+                                                               "steady_runs_per_s")
+        print(f"dask LocalCluster 2 workers / pool 2 workers throughput: {rd:.2f}x whole "
+              f"campaign, {sd:.2f}x steady")
         summary["dask2_over_pool2"] = rd
+        summary["dask2_over_pool2_steady"] = sd
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
     out = BENCHES / "out"

@@ -28,6 +28,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import time
 import traceback
@@ -115,6 +116,30 @@ class InProcess:
         pass
 
 
+@contextmanager
+def _main_not_reimported():
+    """While worker processes start: spawned children re-import the parent's ``__main__``
+    (a user's script, ``<stdin>``, a notebook) unless it has no file or spec. Workers need
+    none of it (their functions live here), so hide both, which also spares a script without
+    an ``if __name__ == "__main__"`` guard from running again in every worker."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+def _ready(_: int) -> int:
+    return os.getpid()
+
+
 def _worker_init() -> None:
     """Pool worker: die with the campaign process (Linux PR_SET_PDEATHSIG), ignore Ctrl-C
     (the campaign process handles it), import the heavy modules once."""
@@ -130,6 +155,11 @@ def _worker_init() -> None:
     from .. import analysis, api  # noqa: F401
 
 
+#: Workers run polars single-threaded: the parallelism is across runs, and a thread pool
+#: per worker on top of one process per core only adds contention for small tables.
+WORKER_ENV = {"POLARS_MAX_THREADS": "1"}
+
+
 class LocalPool:
     """``jobs`` persistent worker processes on this machine."""
 
@@ -140,6 +170,21 @@ class LocalPool:
         ctx = multiprocessing.get_context("spawn")
         self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
                                            initializer=_worker_init)
+        # spawned workers inherit the environment at start: set it while they start
+        self._saved = {k: os.environ.get(k) for k in WORKER_ENV}
+        os.environ.update(WORKER_ENV)
+        try:
+            with _main_not_reimported():
+                list(self.pool.map(_ready, range(self.workers)))
+        finally:
+            self._restore()
+
+    def _restore(self) -> None:
+        for k, v in self._saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
     def map(self, tasks: Iterable[dict]) -> Iterator[dict]:
         it = iter(tasks)
@@ -188,8 +233,10 @@ class DaskExecutor:
             self.name = f"dask {type(address).__name__} {address.scheduler_address}"
         elif address == "local":
             n = 1 if emu else max(1, jobs or os.cpu_count() or 1)
-            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                        dashboard_address=None)
+            with _main_not_reimported():
+                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1,
+                                            processes=True, dashboard_address=None,
+                                            env=dict(WORKER_ENV))
             self.client = Client(self.cluster)
             self.name = f"dask LocalCluster ({n} workers)"
         else:
