@@ -58,14 +58,14 @@ def one(name: str, camp: Path, work: Path, n: int) -> dict:
     kw = {"in-process": dict(jobs=1), "pool-1": dict(jobs=1), "pool-2": dict(jobs=2),
           "dask-2": dict(jobs=2, dask="local")}[name]
     executor = None
-    if name == "pool-1":  # a pool of one worker, not the in-process executor
-        from ccbench.campaign.executors import LocalPool
-        executor = LocalPool(1)
     out = work / name
     shutil.rmtree(out, ignore_errors=True)
     load0 = os.getloadavg()[0]
     stamps = []
     c0, t0 = cpu(), time.perf_counter()
+    if name == "pool-1":  # a pool of one worker, not the in-process executor
+        from ccbench.campaign.executors import LocalPool
+        executor = LocalPool(1)
     res = run_campaign(camp, out, executor=executor, **kw,
                        progress=lambda *_: stamps.append(time.perf_counter()))
     if executor is not None:

@@ -2,7 +2,8 @@
 
 * ``InProcess``: one after another in this interpreter.
 * ``LocalPool(jobs)``: a pool of ``jobs`` worker processes started once (each imports
-  ccbench once and then runs task after task); workers die with the campaign process.
+  ccbench once and then runs task after task, in batches of about ``target_s`` = 0.2 s);
+  workers die with the campaign process.
 * ``DaskExecutor(address)``: tasks on a ``dask.distributed`` cluster — ``"local"`` starts a
   LocalCluster, an address (``tcp://host:8786``) joins a running scheduler, a cluster or
   Client object is used as it is. Runs are sent in batches sized so that each task lasts
@@ -104,6 +105,32 @@ def execute_batch(tasks: list[dict]) -> list[dict]:
     return [execute(t) for t in tasks]
 
 
+class Batcher:
+    """Cuts the task queue into batches that last about ``target_s`` (learnt from the runs
+    finished so far; single runs until the first finishes), leaving at least two batches
+    per worker so the end of a campaign stays balanced."""
+
+    def __init__(self, tasks: Iterable[dict], workers: int, target_s: float):
+        self.queue = deque(tasks)
+        self.workers, self.target_s = workers, target_s
+        self.n = 0
+        self.t = 0.0
+
+    def learn(self, outcomes: list[dict]) -> None:
+        for o in outcomes:
+            self.n += 1
+            self.t += o["wall_s"]
+
+    def next(self) -> list[dict]:
+        if not self.queue:
+            return []
+        size = 1
+        if self.n:
+            size = max(1, math.ceil(self.target_s / max(self.t / self.n, 1e-6)))
+            size = min(size, max(1, math.ceil(len(self.queue) / (2 * self.workers))))
+        return [self.queue.popleft() for _ in range(min(size, len(self.queue)))]
+
+
 class InProcess:
     name = "in-process"
     workers = 1
@@ -165,8 +192,9 @@ class LocalPool:
 
     name = "local pool"
 
-    def __init__(self, jobs: int | None = None):
+    def __init__(self, jobs: int | None = None, *, target_s: float = 0.2):
         self.workers = max(1, jobs or os.cpu_count() or 1)
+        self.target_s = target_s
         ctx = multiprocessing.get_context("spawn")
         self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
                                            initializer=_worker_init)
@@ -187,20 +215,19 @@ class LocalPool:
                 os.environ[k] = v
 
     def map(self, tasks: Iterable[dict]) -> Iterator[dict]:
-        it = iter(tasks)
+        b = Batcher(tasks, self.workers, self.target_s)
         pending: set = set()
-        limit = 2 * self.workers
-        for t in it:
-            pending.add(self.pool.submit(execute, t))
-            if len(pending) >= limit:
-                break
+        for _ in range(2 * self.workers):
+            if batch := b.next():
+                pending.add(self.pool.submit(execute_batch, batch))
         while pending:
             done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for f in done:
-                yield f.result()
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending.add(self.pool.submit(execute, nxt))
+                outs = f.result()
+                b.learn(outs)
+                yield from outs
+                if batch := b.next():
+                    pending.add(self.pool.submit(execute_batch, batch))
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -265,33 +292,18 @@ class DaskExecutor:
 
     def _map(self, queue: deque) -> Iterator[dict]:
         from dask.distributed import as_completed
-        mean = None  # seconds per run, learnt from the first results
+        b = Batcher(queue, self.workers, self.target_s)
         ac = as_completed()
-
-        def submit():
-            if not queue:
-                return
-            if mean is None:
-                size = 1
-            else:
-                size = max(1, math.ceil(self.target_s / max(mean, 1e-6)))
-                # keep at least ~2 batches per worker in the queue for balance
-                size = min(size, max(1, math.ceil(len(queue) / (2 * self.workers))))
-            batch = [queue.popleft() for _ in range(min(size, len(queue)))]
-            ac.add(self.client.submit(execute_batch, batch, pure=False))
-
         for _ in range(2 * self.workers):
-            submit()
-        n_done, t_sum = 0, 0.0
+            if batch := b.next():
+                ac.add(self.client.submit(execute_batch, batch, pure=False))
         for fut in ac:
             outs = fut.result()
             fut.release()
-            for o in outs:
-                n_done += 1
-                t_sum += o["wall_s"]
-                yield o
-            mean = t_sum / n_done
-            submit()
+            b.learn(outs)
+            yield from outs
+            if batch := b.next():
+                ac.add(self.client.submit(execute_batch, batch, pure=False))
 
     def close(self) -> None:
         if self.own_client:
