@@ -247,3 +247,42 @@ def test_campaign_plots_and_aggregate_cli(tmp_path, capsys):
                      "heat-avg_tput_mbps-central.queue-central.loss-cubic.png",
                      "jain-vs-central.queue.png"]
     assert all((out / "plots" / n).read_bytes()[:4] == b"\x89PNG" for n in names)
+
+
+def test_emulation_runs_one_at_a_time_per_machine(tmp_path):
+    import threading
+
+    from ccbench.campaign.executors import InProcess, machine_lock, make_executor
+    assert isinstance(make_executor(jobs=4, backend="emu"), InProcess)
+    # the per-machine lock serialises emulation runs whatever the executor
+    lock = str(tmp_path / "emu.lock")
+    inside, overlap = [], []
+
+    def run():
+        with machine_lock(lock):
+            inside.append(1)
+            overlap.append(len(inside))
+            time.sleep(0.05)
+            inside.pop()
+
+    ts = [threading.Thread(target=run) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert overlap == [1, 1, 1, 1]
+
+
+def test_python_api_returns_the_index(tmp_path, monkeypatch):
+    f = write(tmp_path, SMALL)
+    idx = ccbench.sweep(f, tmp_path / "out", jobs=1)
+    assert isinstance(idx, pl.DataFrame) and idx.height == 8
+    st = ccbench.aggregate(tmp_path / "out", by="scheme", metrics=["avg_tput_mbps"], level=0.9)
+    assert st.height == 4 and set(st["scheme"]) == {"bbr", "cubic"}
+    assert ccbench.aggregate(idx, by="scheme", metrics=["avg_tput_mbps"], level=0.9).equals(st)
+    real = ccbench.api.run
+    monkeypatch.setattr(ccbench.api, "run", lambda e, *a, **k: (_ for _ in ()).throw(
+        RuntimeError("boom")) if e["seed"] == idx["seed"][0] else real(e, *a, **k))
+    with pytest.warns(RuntimeWarning, match="1 of 4 runs failed"):
+        idx2 = ccbench.sweep(f, tmp_path / "out2", jobs=1)
+    assert idx2.height == 6

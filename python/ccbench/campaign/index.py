@@ -2,7 +2,7 @@
 
 Columns: ``run_key, point, label, repeat, seed``, the swept columns (``variant``, each axis,
 each derived value; named as in the campaign file), the flow columns and metrics of
-metrics.py, and ``backend, ccbench_version``. Rows are ordered by point, repeat and flow, so
+metrics.py, and ``ccbench_version, backend``. Rows are ordered by point, repeat and flow, so
 the same campaign gives the same index however often it was interrupted.
 """
 from __future__ import annotations
@@ -69,20 +69,16 @@ def build_index(plan: Plan, store, cache: MetricsCache) -> pl.DataFrame:
         if not store.is_done(r.key):
             continue
         m = cache.get(r.key, store.run_dir(r.key))
-        head = {"run_key": r.key, "point": r.point.index, "label": r.point.label,
-                "repeat": r.repeat, "seed": r.seed}
         cols = [pl.lit(v, dtype=t).alias(k) for k, v, t in (
             ("point", r.point.index, pl.Int64), ("label", r.point.label, pl.String),
             ("repeat", r.repeat, pl.Int64), ("seed", r.seed, pl.UInt64))]
         cols += [pl.lit(column_value(r.point.values.get(c), dtypes[c]), dtype=dtypes[c]).alias(c)
                  for c in plan.columns]
-        del head
-        parts.append(m.select(pl.col("run_key"), *cols,
-                              *[c for c in m.columns if c != "run_key"]))
+        parts.append(m.select(pl.col("run_key"), *cols, *SCHEMA, "ccbench_version"))
     if not parts:
         schema = {"run_key": pl.String, "point": pl.Int64, "label": pl.String,
-                  "repeat": pl.Int64, "seed": pl.UInt64, **dtypes,
-                  "ccbench_version": pl.String, **SCHEMA}
+                  "repeat": pl.Int64, "seed": pl.UInt64, **dtypes, **SCHEMA,
+                  "ccbench_version": pl.String}
         df = pl.DataFrame(schema=schema)
     else:
         df = pl.concat(parts, how="vertical")
