@@ -286,3 +286,32 @@ def test_python_api_returns_the_index(tmp_path, monkeypatch):
     with pytest.warns(RuntimeWarning, match="1 of 4 runs failed"):
         idx2 = ccbench.sweep(f, tmp_path / "out2", jobs=1)
     assert idx2.height == 6
+
+
+def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch):
+    import ccbench.campaign.metrics as metrics
+    f = write(tmp_path, SMALL)
+    out = tmp_path / "out"
+    real = metrics.run_rows
+    calls = []
+
+    def flaky(res):
+        calls.append(1)
+        if len(calls) == 2:
+            raise ValueError("metrics broke")
+        return real(res)
+
+    monkeypatch.setattr(metrics, "run_rows", flaky)
+    res = run_campaign(f, out, jobs=1, progress=False)
+    assert len(res.failures) == 1 and "metrics broke" in res.failures[0]["error"]
+    assert len([d for d in (out / "runs").iterdir()]) == 3  # the failed run's dir is gone
+    assert res.index.height == 6
+    monkeypatch.setattr(metrics, "run_rows", real)
+    again = run_campaign(f, out, jobs=1, progress=False)
+    assert again.ok and again.executed == 1 and again.index.height == 8
+    # a results directory damaged by hand is named, not a traceback
+    key = again.index["run_key"][0]
+    (out / "runs" / key / "flowstats.parquet").write_bytes(b"junk")
+    (out / "metrics.parquet").unlink()
+    with pytest.raises(CampaignDirError, match=f"{key} is a damaged results directory"):
+        run_campaign(f, out, jobs=1, progress=False)

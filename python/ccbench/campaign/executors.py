@@ -83,9 +83,15 @@ def execute(task: dict) -> dict:
                 res = api.run(task["experiment"], out, **kw)
         else:
             res = api.run(task["experiment"], out, **kw)
-        if task.get("plots"):
-            api.plot(res)
-        rows = run_rows(res)
+        try:
+            if task.get("plots"):
+                api.plot(res)
+            rows = run_rows(res)
+        except Exception:
+            # the results directory is committed: take it back, or the run would count as
+            # finished without its metrics
+            shutil.rmtree(out, ignore_errors=True)
+            raise
         outcome = {"key": key, "ok": True, "rows": rows, "loop_s": res.meta["wall_time_s"]}
         if tmp is not None:
             outcome["files"] = {p.relative_to(out).as_posix(): p.read_bytes()
@@ -318,6 +324,8 @@ class DaskExecutor:
 def make_executor(*, jobs: int | None = None, dask: str | None = None, backend: str = "sim"):
     """The executor for the CLI options: ``dask`` (local | address) wins, then ``jobs`` (1 =
     in process, else a local pool; None = every core). Emulation: one run at a time here."""
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
     if dask:
         return DaskExecutor(dask, jobs=jobs, emu=backend == "emu")
     if backend == "emu":

@@ -15,6 +15,7 @@ import polars as pl
 from ..results import load
 from .metrics import SCHEMA, run_rows
 from .plan import Plan, column_dtype, column_value
+from .store import CampaignDirError
 
 INDEX = "index.parquet"
 METRICS_CACHE = "metrics.parquet"
@@ -51,8 +52,14 @@ class MetricsCache:
     def get(self, key: str, run_dir: Path) -> pl.DataFrame:
         """Rows of a finished run, computed from its results directory when not cached."""
         if key not in self.rows:
-            res = load(run_dir)
-            self.add(key, run_rows(res), res.meta.get("ccbench_version"))
+            try:
+                res = load(run_dir)
+                rows = run_rows(res)
+            except Exception as e:
+                raise CampaignDirError(f"{run_dir} is a damaged results directory ({e}); "
+                                       "delete it and rerun the campaign to run it again"
+                                       ) from e
+            self.add(key, rows, res.meta.get("ccbench_version"))
         return self.rows[key]
 
     def save(self) -> None:
