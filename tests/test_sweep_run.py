@@ -315,3 +315,34 @@ def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch):
     (out / "metrics.parquet").unlink()
     with pytest.raises(CampaignDirError, match=f"{key} is a damaged results directory"):
         run_campaign(f, out, jobs=1, progress=False)
+
+
+def crash_on_key(tasks):
+    """A pool function whose worker dies (as on a native crash) on the run CRASH_KEY."""
+    from ccbench.campaign.executors import execute
+    out = []
+    for t in tasks:
+        if t["key"] == os.environ.get("CCBENCH_TEST_CRASH_KEY"):
+            os._exit(3)
+        out.append(execute(t))
+    return out
+
+
+def test_a_dying_worker_fails_only_its_run(tmp_path, monkeypatch):
+    from ccbench.campaign.executors import LocalPool
+    doc = dict(SMALL, sweep={"axes": {"central.queue": ["0.5bdp", "1bdp", "2bdp"]},
+                             "repeats": 2})
+    f = write(tmp_path, doc)
+    plan = ccbench.campaign.plan(f)
+    bad = plan.runs[3].key
+    monkeypatch.setenv("CCBENCH_TEST_CRASH_KEY", bad)
+    pool = LocalPool(2, fn=crash_on_key)
+    try:
+        res = run_campaign(f, tmp_path / "out", executor=pool, progress=False)
+    finally:
+        pool.close()
+    assert [x["key"] for x in res.failures] == [bad]
+    assert "worker process running it died" in res.failures[0]["error"]
+    assert res.executed == 6 and res.index.height == 10
+    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == sorted(
+        r.key for r in plan.runs if r.key != bad)

@@ -34,6 +34,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -96,7 +97,9 @@ def execute(task: dict) -> dict:
         if tmp is not None:
             outcome["files"] = {p.relative_to(out).as_posix(): p.read_bytes()
                                 for p in Path(out).rglob("*") if p.is_file()}
-    except Exception as e:  # a failed run is a result, not the end of the campaign
+    except BaseException as e:  # a failed run is a result, not the end of the campaign
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):  # (a Rust panic is neither)
+            raise
         outcome = {"key": key, "ok": False, "error": f"{type(e).__name__}: {e}",
                    "traceback": traceback.format_exc()}
     finally:
@@ -194,46 +197,94 @@ WORKER_ENV = {"POLARS_MAX_THREADS": "1"}
 
 
 class LocalPool:
-    """``jobs`` persistent worker processes on this machine."""
+    """``jobs`` persistent worker processes on this machine.
+
+    A worker that dies (a crash in native code, the kernel's OOM killer) breaks the pool: it
+    is restarted, runs committed meanwhile are taken from disk, and the other runs of the
+    interrupted batches are retried one at a time, so only the run that kills its worker
+    again is recorded as failed."""
 
     name = "local pool"
 
-    def __init__(self, jobs: int | None = None, *, target_s: float = 0.2):
+    def __init__(self, jobs: int | None = None, *, target_s: float = 0.2, fn=None):
         self.workers = max(1, jobs or os.cpu_count() or 1)
         self.target_s = target_s
+        self.fn = fn or execute_batch
+        self._start()
+
+    def _start(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
                                            initializer=_worker_init)
         # spawned workers inherit the environment at start: set it while they start
-        self._saved = {k: os.environ.get(k) for k in WORKER_ENV}
+        saved = {k: os.environ.get(k) for k in WORKER_ENV}
         os.environ.update(WORKER_ENV)
         try:
             with _main_not_reimported():
                 list(self.pool.map(_ready, range(self.workers)))
         finally:
-            self._restore()
-
-    def _restore(self) -> None:
-        for k, v in self._saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     def map(self, tasks: Iterable[dict]) -> Iterator[dict]:
         b = Batcher(tasks, self.workers, self.target_s)
-        pending: set = set()
-        for _ in range(2 * self.workers):
-            if batch := b.next():
-                pending.add(self.pool.submit(execute_batch, batch))
-        while pending:
-            done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+        pending: dict = {}
+        suspects: deque = deque()  # runs of batches a dying worker took down
+        lost: list = []  # batches in flight when the pool broke
+
+        def fill():
+            while len(pending) < (1 if suspects else 2 * self.workers):
+                source = suspects if suspects else b.queue
+                batch = [suspects.popleft()] if suspects else b.next()
+                if not batch:
+                    return
+                try:
+                    pending[self.pool.submit(self.fn, batch)] = batch
+                except BrokenProcessPool:  # broke since the last wait: never sent
+                    source.extendleft(reversed(batch))
+                    return
+
+        while True:
+            if not lost:
+                fill()
+            if not pending:
+                if not (b.queue or suspects):
+                    return
+                self._restart()  # broke with nothing in flight: the queue is intact
+                continue
+            done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for f in done:
-                outs = f.result()
+                batch = pending.pop(f)
+                try:
+                    outs = f.result()
+                except BrokenProcessPool:
+                    lost.append(batch)
+                    continue
                 b.learn(outs)
                 yield from outs
-                if batch := b.next():
-                    pending.add(self.pool.submit(execute_batch, batch))
+            if lost and not pending:  # every in-flight batch has died with the pool
+                self._restart()
+                lone = len(lost) == 1 and len(lost[0]) == 1
+                for batch in lost:
+                    for t in batch:
+                        if t.get("out") and os.path.isfile(os.path.join(t["out"],
+                                                                        "metadata.json")):
+                            yield _from_disk(t)
+                        elif lone:
+                            yield {"key": t["key"], "ok": False, "wall_s": 0.0,
+                                   "host": socket.gethostname(),
+                                   "error": "the worker process running it died (a crash "
+                                            "in native code or the out-of-memory killer?)"}
+                        else:
+                            suspects.append(t)
+                lost.clear()
+
+    def _restart(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self._start()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -242,6 +293,17 @@ class LocalPool:
         for p in list(getattr(self.pool, "_processes", {}).values()):
             p.terminate()
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _from_disk(task: dict) -> dict:
+    """The outcome of a run its worker committed before the pool broke."""
+    from ..results import load
+    from .metrics import run_rows
+    t0 = time.perf_counter()
+    res = load(task["out"])
+    return {"key": task["key"], "ok": True, "rows": run_rows(res),
+            "loop_s": res.meta.get("wall_time_s"), "wall_s": time.perf_counter() - t0,
+            "host": socket.gethostname()}
 
 
 class DaskExecutor:

@@ -142,8 +142,10 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
                   "source": plan.campaign.campaign_file, "plots": plots} for r in todo)
         last = time.monotonic()
         try:
+            seen_done: set = set()
             for o in (executor.map(tasks) if todo else ()):
                 r = by_key[o["key"]]
+                seen_done.add(r.key)
                 text = f"{r.point.label} repeat {r.repeat}"
                 if o["ok"]:
                     if o.get("files") is not None:
@@ -168,6 +170,12 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
                     cache.save()
                     write_index(build_index(plan, store, cache), out)
                     last = time.monotonic()
+            missing = [k for k in by_key if k not in seen_done]
+            if missing:  # an executor that ended early: say so rather than lose them
+                for k in missing:
+                    res.failures.append({"key": k, "label": by_key[k].point.label,
+                                         "repeat": by_key[k].repeat,
+                                         "error": "not run: the executor ended early"})
         except BaseException:
             if own and executor is not None and hasattr(executor, "abort"):
                 executor.abort()

@@ -184,6 +184,7 @@ class Store:
 
     def close(self) -> None:
         try:
+            self._clean_temporaries()  # runs cut short in this session (workers are gone)
             self._log.close()
         finally:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
