@@ -346,3 +346,17 @@ def test_a_dying_worker_fails_only_its_run(tmp_path, monkeypatch):
     assert res.executed == 6 and res.index.height == 10
     assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == sorted(
         r.key for r in plan.runs if r.key != bad)
+
+
+def test_dask_workers_of_another_version_are_refused(monkeypatch):
+    distributed = pytest.importorskip("dask.distributed")
+    from ccbench.campaign import CampaignError
+    from ccbench.campaign import executors
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        executors.DaskExecutor(cluster.scheduler_address).close()  # same version: accepted
+        real = executors.worker_versions
+        # this process claims another version; the worker process keeps the real one
+        monkeypatch.setattr(executors, "worker_versions", lambda: {**real(), "ccbench": "9.9"})
+        with pytest.raises(CampaignError, match="run another ccbench"):
+            executors.DaskExecutor(cluster.scheduler_address)

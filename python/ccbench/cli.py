@@ -541,8 +541,8 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except RuntimeError as e:
-        from .campaign import CampaignDirError
-        if not isinstance(e, CampaignDirError):
+        from .campaign import CampaignError
+        if not isinstance(e, CampaignError):
             raise
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -23,7 +23,7 @@ from .index import load_index
 from .plan import Plan, PlanErrors, derive_seed, expand, run_key
 from .runner import CampaignResult, run_campaign
 from .spec import Campaign, is_campaign, load_campaign, parse_campaign
-from .store import CampaignDirError
+from .store import CampaignDirError, CampaignError
 
 
 def plan(campaign: str | Path | Campaign, *, backend: str = "sim",
@@ -56,6 +56,6 @@ def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
     return res.index
 
 
-__all__ = ["Campaign", "CampaignDirError", "CampaignResult", "Plan", "PlanErrors", "aggregate",
+__all__ = ["Campaign", "CampaignDirError", "CampaignError", "CampaignResult", "Plan", "PlanErrors", "aggregate",
            "derive_seed", "expand", "is_campaign", "load_campaign", "load_index",
            "parse_campaign", "plan", "run_campaign", "run_key", "sweep", "t_quantile"]

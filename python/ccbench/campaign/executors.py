@@ -172,6 +172,18 @@ def _main_not_reimported():
         main.__dict__.update(saved)
 
 
+def worker_versions() -> dict:
+    from .. import _core
+    from ..api import __version__
+    return {"ccbench": __version__, "core": getattr(_core, "__version__", None)}
+
+
+def _installed_versions() -> dict:
+    """worker_versions() of the ccbench installed where this runs (by import, not by value)."""
+    import importlib
+    return importlib.import_module(__name__).worker_versions()
+
+
 def _ready(_: int) -> int:
     return os.getpid()
 
@@ -340,6 +352,21 @@ class DaskExecutor:
         info = self.client.scheduler_info()
         self.workers = max(1, sum(w.get("nthreads", 1) for w in info["workers"].values()))
         self.target_s = target_s
+        self._check_versions()
+
+    def _check_versions(self) -> None:
+        """Refuse workers running another ccbench or simulator version than this process
+        (their runs would be filed under this version's keys)."""
+        from .store import CampaignError
+        here = worker_versions()
+        there = self.client.run(_installed_versions)
+        odd = {w: v for w, v in there.items() if v != here}
+        if odd:
+            self.close()
+            w, v = next(iter(odd.items()))
+            raise CampaignError(f"{len(odd)} Dask worker(s) run another ccbench: {w} has "
+                                f"{v}, this process {here}; install the same version "
+                                "everywhere")
 
     def map(self, tasks: Iterable[dict]) -> Iterator[dict]:
         """Workers that see the campaign directory (a probe file in it) write their runs

@@ -29,7 +29,11 @@ from pathlib import Path
 FORMAT = 1
 
 
-class CampaignDirError(RuntimeError):
+class CampaignError(RuntimeError):
+    """A campaign cannot go on as asked; the message says why and what to do."""
+
+
+class CampaignDirError(CampaignError):
     """DIR cannot take this campaign (another version's runs, another writer, not a
     campaign directory)."""
 
