@@ -370,8 +370,10 @@ def _check_names(c: Campaign, errs: Collector) -> None:
     seen: dict[str, tuple] = {}
     for a in c.axes:
         if a.name in RESERVED_NAMES:
-            errs.error(a.where, f"{show(a.name)} is a reserved index column",
-                       "name the axis otherwise ({name: path: ...}) or use its key path", a.name)
+            path = a.path_text or a.name
+            errs.error(a.where, f"{show(a.name)} is a column of the index already",
+                       f"name the axis, e.g. my_{a.name.replace('-', '_')}: "
+                       f"{{path: \"{path}\", values: [...]}}", a.name)
         if a.name in seen:
             errs.error(a.where, f"axis {show(a.name)} is swept twice",
                        f"it is also swept at {'.'.join(map(str, seen[a.name]))}", a.name)
