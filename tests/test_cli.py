@@ -20,7 +20,7 @@ def ccbench(*args, cwd=None):
 @pytest.fixture(scope="module")
 def quickstart(tmp_path_factory):
     out = tmp_path_factory.mktemp("qs") / "quickstart"
-    r = ccbench("run", ROOT / "examples/quickstart.yaml", "-o", out)
+    r = ccbench("run", ROOT / "examples/quickstart.yaml", "-o", out, "--png")
     assert r.returncode == 0, r.stderr
     return out, r
 
@@ -38,7 +38,9 @@ def test_run_writes_results_stats_plots_and_prints_a_summary(quickstart):
     for extra in ("cwnd.png", "rtt.png", "queue.png"):
         assert (plots / extra).stat().st_size > 1000
     report = (out / "report.html").read_text()
-    assert "Flow 3: reno &lt;-" in report and "plots/per-flow-avg-rate.png" in report
+    assert "Flow 3: reno &lt;-" in report and "Bokeh" in report
+    # self-contained: no file or network reference outside the page
+    assert "<script src" not in report and "<link" not in report and "<img" not in report
     # The summary table names every flow and the total.
     for label in ("Flow 1: cubic ->", "Flow 2: cubic ->", "Flow 3: reno <-", "Total: 3 flows"):
         assert label in r.stdout, r.stdout

@@ -136,9 +136,10 @@ def _after_run(a, res, backend: str) -> int:
               f"({res.meta['sim']['events']:,} events) → {res.path}")
     if not a.no_plots:
         from .report import write_report
-        files = api.plot(res, interval=a.interval)
-        report = write_report(res, interval=a.interval)
-        print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}; report: {report}")
+        print(f"report: {write_report(res, interval=a.interval)}")
+        if getattr(a, "png", False):
+            files = api.plot(res, interval=a.interval)
+            print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}")
     print()
     print(_summary_table(res, a.interval))
     return 0
@@ -180,9 +181,6 @@ def cmd_report(a) -> int:
     from .report import write_report
     from .results import load
     res = load(a.dir)
-    plots = res.path / "plots"
-    if not (plots / "cwnd.png").exists():
-        api.plot(res, interval=a.interval)
     print(write_report(res, interval=a.interval))
     return 0
 
@@ -402,7 +400,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, help="override the experiment's seed")
     r.add_argument("--no-packets", action="store_true",
                    help="no per-packet records (metrics come from per-interval aggregates)")
-    r.add_argument("--no-plots", action="store_true", help="skip plots and statistics files")
+    r.add_argument("--no-plots", action="store_true", help="skip the report and plots")
+    r.add_argument("--png", action="store_true",
+                   help="also write static PNG plots and statistics files to DIR/plots "
+                        "(the self-contained DIR/report.html is always written)")
     r.add_argument("-i", "--interval", type=float, default=0.5, help="aggregation interval, s")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--backend", choices=("sim", "emu", "both"), default="sim",
@@ -429,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl_.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
     pl_.set_defaults(fn=cmd_plot)
 
-    rp = sub.add_parser("report", help="write DIR/report.html (plots are made if missing)")
+    rp = sub.add_parser("report", help="write DIR/report.html: self-contained, interactive, works offline")
     rp.add_argument("dir")
     rp.add_argument("-i", "--interval", type=float, default=0.5)
     rp.set_defaults(fn=cmd_report)

@@ -1,7 +1,8 @@
-"""A single HTML page per run: what was run, the headline numbers, every plot.
+"""A single self-contained HTML page per run: what was run, the headline numbers, every plot.
 
-The page lives in the results directory and links the figures written by `ccbench.plot`
-(relative paths), so the directory can be moved or archived as a whole.
+The page embeds the plotting library (Bokeh, inline resources), every figure and its data: it
+works offline and can be moved or mailed on its own. Static PNGs are separate (`ccbench plot`,
+`ccbench run --png`).
 """
 from __future__ import annotations
 
@@ -57,13 +58,29 @@ def _queue(q):
     return f"{q['kind']} " + (" / ".join(parts) if parts else "unlimited")
 
 
-def render(results: Results, plots_dir: Path, interval: float = 0.5, fmt: str = "png") -> str:
+def _provenance(results: Results) -> str:
+    import json
+    meta = {k: v for k, v in results.meta.items() if k != "experiment"}
+    return ("<h2>Provenance</h2><details><summary>run metadata (versions, commit, host, seed, "
+            "timing)</summary><pre>" + html.escape(json.dumps(meta, indent=1, default=str))
+            + "</pre></details><details><summary>resolved experiment</summary><pre>"
+            + html.escape(json.dumps(results.experiment, indent=1, default=str)) + "</pre></details>")
+
+
+def render(results: Results, interval: float = 0.5) -> str:
+    from bokeh.embed import components
+    from bokeh.resources import Resources
+    from .interactive import run_figures
     exp = results.experiment
+    from bokeh.layouts import column
+    sections = run_figures(results, interval)
+    # one root per section: Bokeh re-indexes the document on every root added
+    script, divs = components([column(fs, sizing_mode="stretch_width") for _, fs in sections])
     meta = results.meta
     links = exp["links"]
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench report: "
            f"{html.escape(str(meta.get('source') or results.path.name))}</title>"
-           f"<style>{_CSS}</style></head><body>"]
+           f"<style>{_CSS}</style>{Resources(mode='inline', components=['bokeh']).render()}{script}</head><body>"]
     out.append(f"<h1>ccbench report — {html.escape(str(meta.get('source') or results.path.name))}</h1>")
     sim = meta.get("sim", {})
     dur = exp["duration_ns"] / 1e9
@@ -77,6 +94,7 @@ def render(results: Results, plots_dir: Path, interval: float = 0.5, fmt: str = 
 
     # Topology
     out.append("<h2>Network</h2>")
+    out.append(divs[0])
     rows = [{"name": links[i]["name"], "rate": _rate(links[i]["rate_bps"]),
              "delay": f"{links[i]['delay_ns'] / 1e6:g} ms", "queue": _queue(links[i]["queue"])}
             for i in exp.get("bottleneck_links", [])]
@@ -99,8 +117,10 @@ def render(results: Results, plots_dir: Path, interval: float = 0.5, fmt: str = 
                               ("side", "first / last link", ""), ("params", "CC parameters", "")]))
 
     # Headline numbers
-    out.append(f"<h2>Results</h2><p class='meta'>Aggregation interval {interval:g} s; throughput and "
-               f"delay as CoCo-Beholder defines them (see docs/metrics.md); sizes are IP bytes.</p>")
+    out.append(f"<h2>Results</h2><p class='meta'>Aggregation interval {interval:g} s (tables and "
+               f"plots of this page); throughput and delay as CoCo-Beholder defines them (see "
+               f"docs/metrics.md); sizes are IP bytes. Plots: drag to pan, wheel to zoom the "
+               f"time axis (linked across plots), click a legend entry to hide its curve.</p>")
     cols = [("curve", "curve", ""), ("avg_tput_mbps", "avg throughput Mbit/s", ".2f"),
             ("mean_delay_ms", "mean OWD ms", ".2f"), ("median_delay_ms", "median OWD ms", ".2f"),
             ("p95_delay_ms", "p95 OWD ms", ".2f"), ("loss_pct", "loss %", ".3f")]
@@ -137,38 +157,19 @@ def render(results: Results, plots_dir: Path, interval: float = 0.5, fmt: str = 
     out.append("<h3>Pantheon summary</h3>")
     out.append(_table(list(ps.iter_rows(named=True)), [(c, c, ".3f") for c in ps.columns]))
 
-    # Figures
-    rel = plots_dir.relative_to(results.path) if plots_dir.is_relative_to(results.path) else plots_dir
-    out.append("<h2>Time series</h2>")
-    for name, cap in (("cwnd", "Congestion window per flow"), ("rtt", "Smoothed RTT per flow"),
-                      ("queue", "Bottleneck queue occupancy"), ("fct-cdf", "Flow completion times (CDF)"),
-                      ("fct-size", "Flow completion time against size")):
-        if (plots_dir / f"{name}.{fmt}").exists():
-            out.append(f"<figure><img src='{rel}/{name}.{fmt}' alt='{cap}'><figcaption>{cap}</figcaption></figure>")
-    for prefix in ("per-flow", "per-scheme", "per-direction", "per-scheme-direction", "total"):
-        figs = [k for k in ("avg-rate", "avg-delay", "avg-jain", "ppt-delay")
-                if (plots_dir / f"{prefix}-{k}.{fmt}").exists()]
-        if not figs:
-            continue
-        out.append(f"<h2>{prefix}</h2>")
-        for k in figs:
-            out.append(f"<figure><img src='{rel}/{prefix}-{k}.{fmt}' alt='{prefix} {k}'></figure>")
-        stats = plots_dir / f"{prefix}-stats.log"
-        if stats.exists():
-            out.append(f"<details><summary>{prefix} statistics file</summary>"
-                       f"<pre>{html.escape(stats.read_text())}</pre></details>")
+    for (title, _), div in list(zip(sections, divs))[1:]:
+        out.append(f"<h2>{html.escape(title)}</h2>{div}")
+    out.append(_provenance(results))
     out.append("</body></html>")
     return "\n".join(out)
 
 
-def write_report(results: Results | str | Path, plots_dir: str | Path | None = None,
-                 interval: float = 0.5, fmt: str = "png") -> Path:
-    """Write <results>/report.html (plots are expected in `plots_dir`, default <results>/plots)."""
+def write_report(results: Results | str | Path, interval: float = 0.5) -> Path:
+    """Write <results>/report.html, self-contained (library, figures and data embedded)."""
     if not isinstance(results, Results):
         results = load(results)
-    plots_dir = Path(plots_dir) if plots_dir else results.path / "plots"
     path = results.path / "report.html"
     tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(render(results, plots_dir, interval, fmt))
+    tmp.write_text(render(results, interval))
     tmp.replace(path)
     return path
