@@ -440,16 +440,9 @@ def test_aqm_outside_a_queue_points_to_the_queue_type(doc, path, hint):
     assert e.path == path and hint in e.hint
 
 
-@pytest.mark.parametrize("doc, path, what", [
-    ({"expect": {"x": [1]}}, "expect", "expectations"),
-])
-def test_reserved_features_fail_clearly(doc, path, what):
-    d = {"duration": 10, "flows": [{"scheme": "cubic"}], **doc}
-    e = one_error(d)
-    assert e.path == path
-    assert str(e).startswith(f"not yet supported: {path} (")
-    assert what in e.message
-    assert isinstance(e, cfg.NotSupportedError)
+def test_expect_is_accepted_and_not_a_simulator_input():
+    d = {"duration": 10, "flows": [{"scheme": "cubic"}]}
+    assert cfg.resolve({**d, "expect": [{"metric": "jain", "min": 0.9}]}) == cfg.resolve(d)
 
 
 @pytest.mark.parametrize("key", ["left-aqm", "right-aqm"])

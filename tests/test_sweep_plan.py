@@ -212,9 +212,6 @@ def test_run_refuses_a_campaign_file():
     with pytest.raises(config.ConfigErrors) as ei:
         config.resolve({**BASE, "sweep": {"axes": {"central.queue": [1]}}})
     assert ei.value.errors[0].path == "sweep" and "ccbench sweep" in ei.value.errors[0].hint
-    with pytest.raises(config.ConfigErrors) as ei:
-        config.resolve({**BASE, "expect": {"x": 1}})
-    assert isinstance(ei.value.errors[0], config.NotSupportedError)
 
 
 # ----------------------------------------------------------------------- expressions

@@ -50,7 +50,14 @@ def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | N
             "--" + next(iter(coco)).replace("_", "-"),
             "CoCo-Beholder central-link options apply only to layout files",
             "set the central link in the experiment file's `central:` mapping instead")
-    return _config.load(path, seed=seed)
+    exp = _config.load(path, seed=seed)
+    if isinstance(doc, dict) and doc.get("expect") is not None:
+        from . import expect as _expect
+        try:
+            exp["expect"] = _expect.parse(doc["expect"], exp["flows"], exp["links"])
+        except _expect.ExpectError as e:
+            raise _config.ConfigError("expect", str(e), source=str(path)) from None
+    return exp
 
 
 @functools.lru_cache(maxsize=1)
@@ -85,6 +92,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         source = source or str(experiment)
         experiment = load_experiment(experiment, seed=seed)
     exp = dict(experiment)
+    expectations = exp.pop("expect", None)  # not a simulator input; kept in the metadata
     if seed is not None:
         exp["seed"] = int(seed)
     if packets is not None:
@@ -113,6 +121,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         **({"emu": emu_meta} if backend == "emu" else {"sim": stats}),
         "host": {"python": platform.python_version(), "platform": platform.platform()},
         "git_commit": _git_commit(),
+        **({"expect": expectations} if expectations else {}),
     }
     path = write_results(out_dir, tables, meta, overwrite=overwrite)
     if reload:

@@ -134,15 +134,44 @@ def _after_run(a, res, backend: str) -> int:
     else:
         print(f"ran {a.file} on the simulator: {dur:g} s simulated in {wall:.2f} s "
               f"({res.meta['sim']['events']:,} events) → {res.path}")
+    verdicts = _check(res, getattr(a, "junit", None))
     if not a.no_plots:
         from .report import write_report
-        print(f"report: {write_report(res, interval=a.interval)}")
+        print(f"report: {write_report(res, interval=a.interval, verdicts=verdicts)}")
         if getattr(a, "png", False):
             files = api.plot(res, interval=a.interval)
             print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}")
     print()
     print(_summary_table(res, a.interval))
-    return 0
+    return 1 if any(not v.passed for v in verdicts) else 0
+
+
+def _check(res, junit_path=None):
+    """Evaluate the run's expectations; print a verdict per line; write JUnit XML if asked."""
+    from . import expect
+    verdicts = expect.evaluate(res)
+    if verdicts:
+        fails = sum(not v.passed for v in verdicts)
+        print(f"expectations: {len(verdicts) - fails} passed, {fails} failed")
+        for v in verdicts:
+            print("  " + v.line())
+    if junit_path:
+        Path(junit_path).write_text(expect.junit(verdicts, str(res.meta.get("source") or res.path)))
+    return verdicts
+
+
+def cmd_check(a) -> int:
+    from .results import load
+    res = load(a.dir)
+    if a.expect:
+        from . import api, expect
+        doc = api._read_yaml(Path(a.expect))
+        doc = doc.get("expect") if isinstance(doc, dict) else doc
+        res.meta["expect"] = expect.parse(doc, res.experiment["flows"], res.experiment["links"])
+    verdicts = _check(res, a.junit)
+    if not verdicts:
+        print(f"{a.dir}: no expectations (add an expect: list to the experiment, or --expect FILE)")
+    return 1 if any(not v.passed for v in verdicts) else 0
 
 
 def cmd_doctor(a) -> int:
@@ -401,6 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-packets", action="store_true",
                    help="no per-packet records (metrics come from per-interval aggregates)")
     r.add_argument("--no-plots", action="store_true", help="skip the report and plots")
+    r.add_argument("--junit", metavar="FILE", help="write the expectations' verdicts as JUnit XML")
     r.add_argument("--png", action="store_true",
                    help="also write static PNG plots and statistics files to DIR/plots "
                         "(the self-contained DIR/report.html is always written)")
@@ -429,6 +459,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl_.add_argument("-o", "--output", help="output directory (default DIR/plots)")
     pl_.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
     pl_.set_defaults(fn=cmd_plot)
+
+    ck = sub.add_parser("check", help="evaluate a run's expectations (expect:); exit code 1 "
+                        "when any fails")
+    ck.add_argument("dir", help="results directory")
+    ck.add_argument("--expect", metavar="FILE", help="take the expect: list from this YAML file "
+                    "(an experiment file or a bare list) instead of the run's own")
+    ck.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    ck.set_defaults(fn=cmd_check)
 
     rp = sub.add_parser("report", help="write DIR/report.html: self-contained, interactive, works offline")
     rp.add_argument("dir")

@@ -20,6 +20,9 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right} th{background:#f3f3f3}
 td.l,th.l{text-align:left} .meta{color:#555} figure{margin:1em 0} img{max-width:100%;border:1px solid #eee}
 pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:.85em}
+.verdicts{padding:.6em 1em;border-radius:6px;margin:1em 0} .verdicts.ok{background:#e8f5e9}
+.verdicts.bad{background:#fdecea} tr.bad td:first-child{color:#b00020;font-weight:bold}
+tr.ok td:first-child{color:#1b5e20;font-weight:bold}
 """
 
 
@@ -67,7 +70,22 @@ def _provenance(results: Results) -> str:
             + html.escape(json.dumps(results.experiment, indent=1, default=str)) + "</pre></details>")
 
 
-def render(results: Results, interval: float = 0.5) -> str:
+def _verdicts_panel(verdicts) -> str:
+    if not verdicts:
+        return ""
+    fails = sum(not v.passed for v in verdicts)
+    rows = "".join(
+        f"<tr class='{'ok' if v.passed else 'bad'}'><td class='l'>{'PASS' if v.passed else 'FAIL'}</td>"
+        f"<td class='l'>{html.escape(v.name)}</td><td>{_fmt(v.value, '.4g')}</td>"
+        f"<td class='l'>{html.escape(v.bound)}</td><td class='l'>{html.escape(v.detail)}</td></tr>"
+        for v in verdicts)
+    return (f"<div class='verdicts {'bad' if fails else 'ok'}'><b>Expectations: "
+            f"{len(verdicts) - fails} passed, {fails} failed</b><table><tr><th class='l'>verdict</th>"
+            f"<th class='l'>expectation</th><th>measured</th><th class='l'>bound</th>"
+            f"<th class='l'>note</th></tr>{rows}</table></div>")
+
+
+def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
     from bokeh.embed import components
     from bokeh.resources import Resources
     from .interactive import run_figures
@@ -91,6 +109,11 @@ def render(results: Results, interval: float = 0.5) -> str:
         f"{sim.get('events', 0):,} events) · ccbench {html.escape(str(meta.get('ccbench_version')))} · "
         f"created {html.escape(str(meta.get('created')))} · per-packet records "
         f"{'on' if exp.get('record_packets') else 'off (metrics from per-interval aggregates)'}</p>")
+
+    if verdicts is None:
+        from .. import expect
+        verdicts = expect.evaluate(results)
+    out.append(_verdicts_panel(verdicts))
 
     # Topology
     out.append("<h2>Network</h2>")
@@ -164,12 +187,12 @@ def render(results: Results, interval: float = 0.5) -> str:
     return "\n".join(out)
 
 
-def write_report(results: Results | str | Path, interval: float = 0.5) -> Path:
+def write_report(results: Results | str | Path, interval: float = 0.5, verdicts=None) -> Path:
     """Write <results>/report.html, self-contained (library, figures and data embedded)."""
     if not isinstance(results, Results):
         results = load(results)
     path = results.path / "report.html"
     tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(render(results, interval))
+    tmp.write_text(render(results, interval, verdicts))
     tmp.replace(path)
     return path

@@ -1,0 +1,115 @@
+"""Expectations (expect:): parsed with YAML-path errors, stored with the results, evaluated by
+`run` and `check` with exit code 1 on a failure, JUnit XML, the report's verdict panel."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ccbench import api, expect
+from ccbench.results import load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+EXP = """\
+duration: 6
+seed: 3
+central: {rate: 20Mbit, delay: 10ms, queue: 100}
+flows:
+  - {scheme: cubic, flows: 2, direction: "->"}
+expect:
+  - {metric: jain, after: 3s, min: 0.8}
+  - {metric: utilisation, link: r1->r2, after: 1s, min: 0.9}
+  - {metric: delay-p95, max: 4x base-rtt}
+  - {metric: share, flow: 0, max: 0.7}
+  - {metric: rto, max: 0}
+"""
+
+
+def cli(*args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    return subprocess.run([sys.executable, "-m", "ccbench", *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    d = tmp_path_factory.mktemp("expect")
+    f = d / "exp.yaml"
+    f.write_text(EXP)
+    out = d / "res"
+    r = cli("run", f, "-o", out, "--quiet", "--junit", d / "run.xml")
+    return d, f, out, r
+
+
+def test_run_passes_prints_verdicts_and_keeps_expectations_in_metadata(ran):
+    d, f, out, r = ran
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "expectations: 5 passed, 0 failed" in r.stdout
+    assert "PASS  delay-p95 (total): measured" in r.stdout and "(4x base-rtt)" in r.stdout
+    meta = load(out).meta
+    assert [e["metric"] for e in meta["expect"]] == ["jain", "utilisation", "delay-p95", "share", "rto"]
+    assert "expect" not in meta["experiment"]  # not a simulator input
+    suite = ET.parse(d / "run.xml").getroot()
+    assert suite.get("tests") == "5" and suite.get("failures") == "0"
+    assert "Expectations: 5 passed, 0 failed" in (out / "report.html").read_text()
+
+
+def test_a_wrong_expectation_fails_check_with_exit_code_1(ran, tmp_path):
+    d, f, out, _ = ran
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("expect:\n  - {metric: throughput, flow: 0, min: 50}\n"
+                   "  - {metric: jain, after: 3s, min: 0.8}\n")
+    r = cli("check", out, "--expect", bad, "--junit", tmp_path / "j.xml")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 passed, 1 failed" in r.stdout
+    line = next(l for l in r.stdout.splitlines() if l.strip().startswith("FAIL"))
+    assert "throughput (flow 0)" in line and "Mbit/s" in line and ">= 50" in line
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("failures") == "1" and suite.find("testcase/failure") is not None
+    # the run's own expectations still pass
+    assert cli("check", out).returncode == 0
+
+
+def test_values_match_the_analysis(ran):
+    _, _, out, _ = ran
+    res = load(out)
+    v = {x.metric: x for x in expect.evaluate(res)}
+    from ccbench import analysis
+    an = analysis.analyze(res, "per-flow", 0.5)
+    # whole-run share of flow 0 = its delivered bytes / all delivered bytes
+    b = an.summary["avg_tput_mbps"].to_list()
+    assert v["share"].value == pytest.approx(b[0] / sum(b), rel=0.02)
+    assert v["rto"].value == 0
+
+
+@pytest.mark.parametrize("entry, msg", [
+    ({"metric": "jian", "min": 1}, "expect[0].metric: unknown metric 'jian'; valid: throughput, share, jain"),
+    ({"metric": "jain", "min": 1, "flws": 1}, "expect[0].flws: unknown key; valid: name, metric, flow"),
+    ({"metric": "jain", "min": 1, "over": "links"}, "expect[0].over: unknown 'links'; valid: flows, schemes"),
+    ({"metric": "jain"}, "needs a bound"),
+    ({"metric": "throughput", "scheme": "bbr", "min": 1}, "expect[0].scheme: no flow matches 'bbr'; valid: cubic"),
+    ({"metric": "utilisation", "link": "x", "min": 1}, "expect[0].link: no link 'x'; links: "),
+    ({"metric": "jain", "min": "2x base-rtt"}, "expect[0].min: '2x base-rtt' is not a number"),
+])
+def test_bad_expectations_name_the_path_and_the_valid_choices(tmp_path, entry, msg):
+    doc = yaml.safe_load(EXP)
+    doc["expect"] = [entry]
+    f = tmp_path / "e.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    with pytest.raises(Exception) as ei:
+        api.load_experiment(f)
+    assert msg in str(ei.value)
+    r = cli("validate", f)
+    assert r.returncode != 0 and msg in r.stderr
+
+
+def test_examples_expectations_pass(tmp_path):
+    r = cli("run", ROOT / "examples/quickstart.yaml", "-o", tmp_path / "q", "--quiet", "--no-plots")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 failed" in r.stdout and "FAIL" not in r.stdout
