@@ -7,7 +7,7 @@ STAMPS  := $(CURDIR)/.stamps
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: demo test build setup rust-test py-test bench campaigns clean-results
+.PHONY: demo test build setup rust-test py-test browser bench campaigns clean-results
 
 demo: build
 	$(PY) -m ccbench run examples/quickstart.yaml -o results/quickstart
@@ -30,8 +30,15 @@ build: setup
 rust-test:
 	cargo test --release --workspace --exclude ccbench-py
 
-py-test:
+py-test: browser
 	$(PY) -m pytest -q
+
+# Headless Chromium for the report tests (tests/test_report_browser.py); they skip without it.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  (command -v apt-get >/dev/null 2>&1 && (apt-get install -y chromium >/dev/null 2>&1 || \
+	   sudo -n apt-get install -y chromium >/dev/null 2>&1)) || \
+	  echo "note: no Chromium and no way to install it; the browser tests will be skipped"
 
 bench: build
 	$(PY) benches/run.py
