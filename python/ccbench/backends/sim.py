@@ -38,26 +38,9 @@ def _column(name: str, dtype: str, buf: bytes, cats) -> pl.Series:
 
 
 def _progress_printer(stream=sys.stderr) -> Callable[[int, int], None]:
-    """A progress bar that appears only once a run has taken more than a second."""
-    t0 = time.monotonic()
-    shown = [False]
-
-    def cb(now_ns: int, end_ns: int) -> None:
-        elapsed = time.monotonic() - t0
-        if elapsed < 1.0 and not shown[0]:
-            return
-        shown[0] = True
-        frac = min(1.0, now_ns / end_ns) if end_ns else 1.0
-        width = 30
-        fill = int(frac * width)
-        eta = elapsed / frac - elapsed if frac > 0 else 0.0
-        stream.write(f"\r  simulating [{'#' * fill}{'.' * (width - fill)}] {frac * 100:5.1f}%  "
-                     f"{now_ns / 1e9:7.2f}/{end_ns / 1e9:.2f} s  eta {eta:5.1f} s")
-        if frac >= 1.0:
-            stream.write("\n")
-        stream.flush()
-
-    return cb
+    """Live bar on a terminal, periodic lines otherwise (ccbench.progress)."""
+    from ..progress import printer
+    return printer("simulating", stream)
 
 
 class NotOnSimulator(RuntimeError):
