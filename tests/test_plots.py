@@ -64,7 +64,7 @@ def test_scatter_downsampling_is_announced(runs, tmp_path):
     text = p.read_text()
     n = a.summary["packets"][0]
     k = -(-n // 1000)
-    assert f"every {k}th packet shown: {-(-n // k)} of {n}" in text
+    assert f"1 packet in {k} shown: {-(-n // k)} of {n}" in text
 
 
 def test_bad_format(runs, tmp_path):

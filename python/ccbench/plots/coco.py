@@ -163,6 +163,6 @@ def plot_ppt_delay(a: Analysis, path, colors=None, max_points: int = MAX_SCATTER
     if a.mode != "packets":
         title += " [aggregate mode: per-bin mean delays, no per-packet records]"
     if k > 1:
-        title += f" [every {k}th packet shown: {math.ceil(total / k)} of {total}]"
+        title += f" [1 packet in {k} shown: {math.ceil(total / k)} of {total}]"
     ax.set_title(title, loc="right", fontsize=FONT_SIZE)
     return _save(fig, ax, path, scatterpoints=1, markerscale=10, handletextpad=0)

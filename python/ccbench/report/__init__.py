@@ -73,10 +73,12 @@ def _provenance(results: Results) -> str:
 def _verdicts_panel(verdicts) -> str:
     if not verdicts:
         return ""
+    from ..expect import METRICS
     fails = sum(not v.passed for v in verdicts)
     rows = "".join(
         f"<tr class='{'ok' if v.passed else 'bad'}'><td class='l'>{'PASS' if v.passed else 'FAIL'}</td>"
-        f"<td class='l'>{html.escape(v.name)}</td><td>{_fmt(v.value, '.4g')}</td>"
+        f"<td class='l'>{html.escape(v.name)}</td><td>{_fmt(v.value, '.4g')} "
+        f"{html.escape(METRICS[v.metric][0])}</td>"
         f"<td class='l'>{html.escape(v.bound)}</td><td class='l'>{html.escape(v.detail)}</td></tr>"
         for v in verdicts)
     return (f"<div class='verdicts {'bad' if fails else 'ok'}'><b>Expectations: "

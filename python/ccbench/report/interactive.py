@@ -35,6 +35,13 @@ def styles(n: int):
     return out
 
 
+def widths(n: int) -> list[float]:
+    """Line widths, widest first: a curve identical to a later one still shows around it."""
+    if n <= 1 or n > 8:
+        return [1.5] * n
+    return [1.2 + 2.4 * (n - 1 - i) / (n - 1) for i in range(n)]
+
+
 def thin(t: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS):
     """At most ~max_points of (t, y), keeping the first, min and max sample of each bucket."""
     n = len(t)
@@ -80,6 +87,7 @@ def grouping_figures(results, grouping: str, interval: float, x_range):
     pi = an.per_interval
     curves = list(dict.fromkeys(an.summary["curve"].to_list()))
     st = dict(zip(curves, styles(len(curves))))
+    wd = dict(zip(curves, widths(len(curves))))
     rate = _fig(f"{grouping}: throughput per {interval:g} s interval", "Mbit/s", x_range)
     delay = _fig(f"{grouping}: mean one-way delay per {interval:g} s interval", "ms", x_range)
     for c in curves:
@@ -87,10 +95,10 @@ def grouping_figures(results, grouping: str, interval: float, x_range):
         if not g.height:
             continue
         t = g["t_s"].to_numpy() + interval / 2
-        _line(rate, t, g["rate_mbps"].to_numpy(), c, st[c])
+        _line(rate, t, g["rate_mbps"].to_numpy(), c, st[c], wd[c])
         d = g.filter(pl.col("delay_ms").is_not_null())
         if d.height:
-            _line(delay, d["t_s"].to_numpy() + interval / 2, d["delay_ms"].to_numpy(), c, st[c])
+            _line(delay, d["t_s"].to_numpy() + interval / 2, d["delay_ms"].to_numpy(), c, st[c], wd[c])
     _hover(rate, "Mbit/s", "{0.00}")
     _hover(delay, "ms", "{0.00}")
     figs = [rate, delay]
@@ -102,6 +110,30 @@ def grouping_figures(results, grouping: str, interval: float, x_range):
         _hover(j, "index")
         figs.append(j)
     return figs
+
+
+def packet_delay_figure(results, x_range):
+    """Per-packet one-way delay against send time, per flow; each flow is thinned on its own
+    (bucket min/max kept), so a small flow keeps its points beside a large one."""
+    p = results.packets
+    if p is None or not p.height:
+        return None
+    labels = {int(f["id"]): f["label"] for f in results.experiment["flows"]}
+    ids = sorted(labels)
+    st = dict(zip(ids, styles(len(ids))))
+    d = p.filter(pl.col("arrival_ns").is_not_null()).select(
+        pl.col("flow").cast(pl.Int64), pl.col("sent_ns"),
+        ((pl.col("arrival_ns") - pl.col("sent_ns")).cast(pl.Float64) / 1e6).alias("d")).sort("flow", "sent_ns")
+    f = _fig("one-way delay of each packet (per flow, thinned for display: each flow's extremes kept)",
+             "ms", x_range)
+    for (fid,), g in d.group_by("flow", maintain_order=True):
+        t, y = thin(g["sent_ns"].to_numpy() / 1e9, g["d"].to_numpy(), 3000)
+        src = ColumnDataSource({"t": t, "y": y})
+        color, _ = st.get(int(fid), ("#000", "solid"))
+        f.scatter("t", "y", source=src, size=2, color=color, alpha=0.6,
+                  legend_label=labels.get(int(fid), str(fid)), name=labels.get(int(fid), str(fid)))
+    _hover(f, "ms", "{0.00}")
+    return f
 
 
 SENDER = (("cwnd", 1.0, "congestion window", "packets"),
@@ -118,6 +150,7 @@ def sender_figures(results, x_range):
     labels = {int(f["id"]): f["label"] for f in results.experiment["flows"]}
     ids = sorted(labels)
     st = dict(zip(ids, styles(len(ids))))
+    wd = dict(zip(ids, widths(len(ids))))
     cols = [c for c in SENDER if c[0] in fl.columns]
     cols += [(c, 1.0, f"CC variable {c[3:]}", c[3:]) for c in fl.columns if c.startswith("cc_")]
     fl = fl.sort("flow", "time_ns")
@@ -133,7 +166,8 @@ def sender_figures(results, x_range):
         f = _fig(f"{title} per flow (sender samples)", unit, x_range)
         for (fid,), g in s.group_by("flow", maintain_order=True):
             t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].to_numpy() * scale)
-            _line(f, t, y, labels.get(int(fid), f"flow {fid}"), st.get(int(fid), ("#000", "solid")), 1.2)
+            _line(f, t, y, labels.get(int(fid), f"flow {fid}"), st.get(int(fid), ("#000", "solid")),
+                  wd.get(int(fid), 1.2))
         _hover(f, unit, "{0.000}")
         figs.append(f)
     return figs
@@ -320,6 +354,9 @@ def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "
         except Exception:  # a grouping with one curve of no data (e.g. direction) is skipped
             continue
         sections.append((f"Throughput and delay: {g}", figs))
+    pd = packet_delay_figure(results, x)
+    if pd is not None:
+        sections.append(("Per-packet delay", [pd]))
     p = pantheon_figure(results)
     if p is not None:
         sections.append(("Throughput against delay", [p]))
