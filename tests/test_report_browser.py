@@ -21,3 +21,20 @@ def test_run_report_in_headless_chromium(tmp_path):
     assert got["plots"] == n and n >= 15
     assert got["zoom"] == {"start": 1, "end": 2}
     assert got["screenshot"].stat().st_size > 20_000
+
+
+def test_comparison_report_in_headless_chromium(tmp_path):
+    from ccbench import compare
+    from ccbench.report.comparison import write_comparison_report
+    a = run(tmp_path, experiment([{"scheme": "cubic", "direction": "->", "flows": 2}], duration=3,
+                                 rate="20Mbit", queue=100), name="a")
+    b = run(tmp_path, experiment([{"scheme": "cubic", "direction": "->", "flows": 2}], duration=3,
+                                 rate="20Mbit", queue=20), name="b")
+    c = compare.compare(a, b)
+    report = write_comparison_report(c, tmp_path / "cmp")
+    html = report.read_text()
+    assert "class='hi'" in html  # a 5x smaller queue changes the delay by far more than 10 %
+    got = probe(report, tmp_path, "throughput per", "congestion window", "compare.png")
+    assert got["errors"] == [] and got["requests"] == []
+    assert got["plots"] == 4 and got["zoom"] == {"start": 1, "end": 2}
+    assert got["screenshot"].stat().st_size > 20_000

@@ -156,6 +156,8 @@ def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *
     c = _compare.compare(sim, emu, interval=interval)
     if plots:
         _compare.write(c, out / "compare")
+        from .report.comparison import write_comparison_report
+        write_comparison_report(c, out / "compare", interval)
     else:
         (out / "compare").mkdir(parents=True, exist_ok=True)
         (out / "compare" / "compare.txt").write_text(_compare.text(c) + "\n")

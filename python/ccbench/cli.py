@@ -234,7 +234,8 @@ def cmd_compare(a) -> int:
     print(compare.text(c))
     out = a.output or str(a.dir_a.rstrip("/")) + "-vs-" + a.dir_b.rstrip("/").split("/")[-1]
     files = compare.write(c, out, fmt=a.format)
-    print(f"wrote {len(files)} files to {out}")
+    from .report.comparison import write_comparison_report
+    print(f"wrote {len(files)} files to {out}; report: {write_comparison_report(c, out, a.interval)}")
     return 0
 
 
