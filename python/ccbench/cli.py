@@ -424,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "simulate, measure, plot.")
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    r = sub.add_parser("run", help="run an experiment file, write results, statistics and plots")
+    r = sub.add_parser("run", help="run an experiment file; write results and report.html, check its expectations")
     r.add_argument("file")
     r.add_argument("-o", "--output", help="results directory (default results/<file stem>)")
     r.add_argument("--seed", type=int, help="override the experiment's seed")
