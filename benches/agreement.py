@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import polars as pl  # noqa: E402
 
 import ccbench  # noqa: E402
-from ccbench import compare as cmp  # noqa: E402
 from ccbench import config  # noqa: E402
 
 TPUT_TOL = 5.0    # % (issue 4)
@@ -58,7 +57,7 @@ def run_case(scheme, flows, q, d, rate, duration, out: Path) -> dict:
     t = time.monotonic()
     emu = ccbench.run(exp, out / "emu", backend="emu")
     sim = ccbench.run(exp, out / "sim", backend="sim")
-    c = cmp.compare(sim, emu)
+    c = ccbench.compare(sim, emu)
     rows = c.table.to_dicts()
     em = emu.meta["emu"]
     re_ = em["release_error_ns"]

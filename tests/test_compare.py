@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from ccbench import compare
+from ccbench import api
+from ccbench.analysis.compare import compare
 from simhelp import experiment, run
 
 
@@ -19,7 +20,7 @@ def two(tmp_path_factory):
 
 def test_table_reports_both_runs_and_relative_differences(two, tmp_path):
     deep, shallow = two
-    c = compare.compare(deep, shallow)
+    c = compare(deep, shallow)
     t = c.table
     assert t["curve"].to_list() == ["Flow 1: cubic ->", "Flow 2: cubic ->", "Total: 2 flows"]
     row = t.row(2, named=True)
@@ -27,7 +28,9 @@ def test_table_reports_both_runs_and_relative_differences(two, tmp_path):
     assert row["mean_delay_ms_b"] < row["mean_delay_ms_a"]
     expected = (row["mean_delay_ms_b"] - row["mean_delay_ms_a"]) / row["mean_delay_ms_a"] * 100
     assert row["mean_delay_ms_diff_pct"] == pytest.approx(expected)
-    files = compare.write(c, tmp_path / "out")
+    files = api.write_comparison(c, tmp_path / "out")
+    assert [f.name for f in files] == ["compare.txt", "compare.csv", "compare-rate.png",
+                                       "compare-delay.png", "compare-cwnd.png", "report.html"]
     assert all(f.stat().st_size > 0 for f in files)
     assert "Δ%" in (tmp_path / "out" / "compare.txt").read_text()
 
@@ -37,4 +40,4 @@ def test_runs_of_different_experiments_are_refused(two, tmp_path):
     other = run(tmp_path, experiment([{"scheme": "reno", "flows": 1, "direction": "->"}],
                                      duration=1, packets=False))
     with pytest.raises(ValueError, match="different flows"):
-        compare.compare(deep, other)
+        compare(deep, other)

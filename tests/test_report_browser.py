@@ -24,13 +24,13 @@ def test_run_report_in_headless_chromium(tmp_path):
 
 
 def test_comparison_report_in_headless_chromium(tmp_path):
-    from ccbench import compare
+    from ccbench.analysis.compare import compare
     from ccbench.report.comparison import write_comparison_report
     a = run(tmp_path, experiment([{"scheme": "cubic", "direction": "->", "flows": 2}], duration=3,
                                  rate="20Mbit", queue=100), name="a")
     b = run(tmp_path, experiment([{"scheme": "cubic", "direction": "->", "flows": 2}], duration=3,
                                  rate="20Mbit", queue=20), name="b")
-    c = compare.compare(a, b)
+    c = compare(a, b)
     report = write_comparison_report(c, tmp_path / "cmp")
     html = report.read_text()
     assert "class='hi'" in html  # a 5x smaller queue changes the delay by far more than 10 %

@@ -136,9 +136,8 @@ def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *
              source: str | None = None, interval: float = 0.5, plots: bool = True):
     """Run the same resolved experiment on the simulator (OUT/sim) and on the emulator
     (OUT/emu, real kernel TCP; needs root), then compare them (OUT/compare: compare.txt,
-    compare.csv and overlay plots). Returns the `compare.Comparison` (A = sim, B = emu;
-    `.a`, `.b` are the two `Results`)."""
-    from . import compare as _compare
+    compare.csv, overlay plots and report.html; without `plots` only the two tables). Returns
+    the `Comparison` (A = sim, B = emu; `.a`, `.b` are the two `Results`)."""
     from .backends import sim as _sim
 
     if not isinstance(experiment, dict):
@@ -153,16 +152,36 @@ def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *
     kw = dict(seed=seed, packets=packets, progress=progress, source=source)
     sim = run(experiment, out / "sim", backend="sim", **kw)
     emu = run(experiment, out / "emu", backend="emu", **kw)
-    c = _compare.compare(sim, emu, interval=interval)
-    if plots:
-        _compare.write(c, out / "compare")
-        from .report.comparison import write_comparison_report
-        write_comparison_report(c, out / "compare", interval)
-    else:
-        (out / "compare").mkdir(parents=True, exist_ok=True)
-        (out / "compare" / "compare.txt").write_text(_compare.text(c) + "\n")
-        c.table.write_csv(out / "compare" / "compare.csv")
+    c = compare(sim, emu, interval=interval)
+    write_comparison(c, out / "compare", interval=interval, plots=plots)
     return c
+
+
+def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 0.5):
+    """Two runs of the same experiment side by side: a `Comparison` whose `.table` holds per-flow
+    and total throughput, delay and loss of A and B and their differences in % of A."""
+    from .analysis.compare import compare as _compare
+    return _compare(a, b, interval=interval)
+
+
+def comparison_text(c) -> str:
+    """A `Comparison` as the aligned text table of `compare.txt`."""
+    from .analysis.compare import text
+    return text(c)
+
+
+def write_comparison(c, out_dir: str | Path, *, interval: float = 0.5, fmt: str = "png",
+                     plots: bool = True) -> list[Path]:
+    """Write a `Comparison` into `out_dir`: compare.txt, compare.csv and, with `plots`, the
+    overlay figures (compare-rate, -delay, -cwnd) and the interactive report.html."""
+    from .analysis.compare import write_table
+    files = write_table(c, out_dir)
+    if plots:
+        from .plots.compare import plot_comparison
+        from .report.comparison import write_comparison_report
+        files += plot_comparison(c, out_dir, fmt)
+        files.append(write_comparison_report(c, out_dir, interval))
+    return files
 
 
 def analyze(results: Results | str | Path, grouping: str = "per-flow", interval: float = 0.5,

@@ -101,7 +101,6 @@ def cmd_run(a) -> int:
 def _run_both(a, exp, out: Path) -> int:
     """--backend both: OUT/sim, OUT/emu, OUT/compare and the comparison table."""
     from . import api
-    from . import compare as cmp
     try:
         c = api.run_both(exp, out, packets=False if a.no_packets else None,
                          progress=not a.quiet, source=str(a.file), interval=a.interval,
@@ -115,7 +114,7 @@ def _run_both(a, exp, out: Path) -> int:
             return rc
         print()
     print(f"comparison (A = simulator, B = kernel) → {out / 'compare'}")
-    print(cmp.text(c))
+    print(api.comparison_text(c))
     return 0
 
 
@@ -229,13 +228,12 @@ def cmd_stats(a) -> int:
 
 
 def cmd_compare(a) -> int:
-    from . import compare
-    c = compare.compare(a.dir_a, a.dir_b, interval=a.interval)
-    print(compare.text(c))
+    from . import api
+    c = api.compare(a.dir_a, a.dir_b, interval=a.interval)
+    print(api.comparison_text(c))
     out = a.output or str(a.dir_a.rstrip("/")) + "-vs-" + a.dir_b.rstrip("/").split("/")[-1]
-    files = compare.write(c, out, fmt=a.format)
-    from .report.comparison import write_comparison_report
-    print(f"wrote {len(files)} files to {out}; report: {write_comparison_report(c, out, a.interval)}")
+    files = api.write_comparison(c, out, interval=a.interval, fmt=a.format)
+    print(f"wrote {len(files) - 1} files to {out}; report: {files[-1]}")
     return 0
 
 

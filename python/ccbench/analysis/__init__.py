@@ -1,7 +1,7 @@
 """Metrics of a results directory: CoCo-Beholder's per-curve metrics and statistics file,
 Pantheon's summary, link utilisation and queue time series. Definitions: docs/metrics.md.
 """
-from .coco import MODES, STAT_MODES, Analysis, CurveStats, analyze
+from .metrics import MODES, STAT_MODES, Analysis, CurveStats, analyze
 from .estimators import hist_percentile_bucket, jain_index, nearest_rank, percentile_nearest
 from .groupings import GROUPINGS, Curve, Grouping, make_grouping
 from .pantheon import link_utilization, pantheon_summary, pantheon_text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .coco import _curve_map, _gather_aggregate, _gather_packets, _resolve_mode
+from .gather import curve_map, gather_aggregate, gather_packets, resolve_mode
 from .groupings import make_grouping
 
 _I = pl.Int64
@@ -44,15 +44,15 @@ def pantheon_summary(results, *, mode: str = "auto") -> pl.DataFrame:
     flow's data path; for "all", the common bottleneck of every flow (null if the flows do not
     share one). Utilisation = 100 · average throughput / capacity (Pantheon's definition).
     """
-    mode = _resolve_mode(results, mode)
+    mode = resolve_mode(results, mode)
     exp = results.experiment
     flows = sorted(exp["flows"], key=lambda f: f["id"])
-    gather = _gather_packets if mode == "packets" else _gather_aggregate
+    gather = gather_packets if mode == "packets" else gather_aggregate
     si = int(exp["sample_interval_ns"])
     rows = []
     for grouping in ("per-flow", "total"):
         g = make_grouping(flows, grouping)
-        sent, tot, _slots, quantiles = gather(results, _curve_map(g), si)
+        sent, tot, _slots, quantiles = gather(results, curve_map(g), si)
         sent_d = {r["ci"]: r["bytes_sent"] for r in sent.to_dicts()}
         tot_d = {r["ci"]: r for r in tot.to_dicts()}
         for ci, c in enumerate(g.curves):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .coco import MIN_DURATION_NS, Analysis
+from .metrics import MIN_DURATION_NS, Analysis
 
 NO_PACKETS = "N/A as the curve has no packets"
 

@@ -3,29 +3,20 @@ ppt-delay. Figures are 16×9 in; labels carry the statistic in parentheses as Co
 """
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker as plticker  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ..analysis.coco import MIN_DURATION_NS, Analysis  # noqa: E402
+from ..analysis.metrics import MIN_DURATION_NS, Analysis  # noqa: E402
+from .style import FONT_SIZE, new_figure, save  # noqa: E402
 
-FIGSIZE = (16, 9)
-FONT_SIZE = 12
-LABELS_IN_ROW = 4
 MAX_SCATTER_POINTS = 200_000
 MAX_SECOND_TICKS = 60  # one x tick per second (CoCo-Beholder) up to this span, automatic above
-
-
-def _flip(items, ncol):
-    """Order legend entries row by row (CoCo-Beholder's legend layout)."""
-    return list(itertools.chain(*[items[i::ncol] for i in range(ncol)]))
 
 
 def _x_limit(n_slots: int, slot_s: float):
@@ -44,28 +35,6 @@ def _x_ticks(ax, span_s: float):
         ax.xaxis.set_major_locator(plticker.MultipleLocator(base=1))
     else:
         ax.xaxis.set_major_locator(plticker.MaxNLocator(nbins=30, steps=[1, 2, 5, 10]))
-
-
-def _new(colors=None):
-    fig, ax = plt.subplots(figsize=FIGSIZE)
-    if colors:
-        ax.set_prop_cycle(color=list(colors))
-    return fig, ax
-
-
-def _save(fig, ax, path: Path, **legend_kw) -> Path:
-    ax.grid()
-    handles, labels = ax.get_legend_handles_labels()
-    extra = ()
-    if handles:
-        legend = ax.legend(_flip(handles, LABELS_IN_ROW), _flip(labels, LABELS_IN_ROW),
-                           ncol=LABELS_IN_ROW, bbox_to_anchor=(0.5, -0.1), loc="upper center",
-                           fontsize=FONT_SIZE, **legend_kw)
-        extra = (legend,)
-    path = Path(path)
-    fig.savefig(path, bbox_extra_artists=extra, bbox_inches="tight", pad_inches=0.2)
-    plt.close(fig)
-    return path
 
 
 def _slot_axes(ax, a: Analysis, ylabel: str, title: str):
@@ -96,18 +65,18 @@ def _ms_label(curve: str, v) -> str:
 
 
 def plot_avg_rate(a: Analysis, path, colors=None) -> Path:
-    fig, ax = _new(colors)
+    fig, ax = new_figure(colors)
     for row in a.summary.to_dicts():
         pi = a.per_interval.filter(a.per_interval["curve"] == row["curve"])
         x = pi["t_s"].to_numpy()
         ax.plot(x, pi["rate_mbps"].to_numpy(), marker=_marker(x), label=rate_label(row))
     _slot_axes(ax, a, "Throughput (Mbit/s)",
                f"{a.grouping.notation} (<average throughput>){_mode_note(a)}")
-    return _save(fig, ax, path)
+    return save(fig, ax, path)
 
 
 def plot_avg_delay(a: Analysis, path, colors=None) -> Path:
-    fig, ax = _new(colors)
+    fig, ax = new_figure(colors)
     for row in a.summary.to_dicts():
         pi = a.per_interval.filter(a.per_interval["curve"] == row["curve"]).drop_nulls("delay_ms")
         x = pi["t_s"].to_numpy()
@@ -115,7 +84,7 @@ def plot_avg_delay(a: Analysis, path, colors=None) -> Path:
                 label=_ms_label(row["curve"], row["avg_delay_ms"]))
     _slot_axes(ax, a, "One-way delay (ms)",
                f"{a.grouping.notation} (<average delay>){_mode_note(a)}")
-    return _save(fig, ax, path)
+    return save(fig, ax, path)
 
 
 def jain_label(a: Analysis) -> str:
@@ -125,21 +94,21 @@ def jain_label(a: Analysis) -> str:
 
 
 def plot_avg_jain(a: Analysis, path, color=None) -> Path:
-    fig, ax = _new()
+    fig, ax = new_figure()
     x = a.jain["t_s"].to_numpy()
     ax.plot(x, a.jain["jain"].to_numpy(), marker=_marker(x), label=jain_label(a),
             color=color or "C0")
     _slot_axes(ax, a, "Jain's index",
                "Label notation: All <curves number> curves "
                "(Jain's index over average throughputs of the curves)" + _mode_note(a))
-    return _save(fig, ax, path)
+    return save(fig, ax, path)
 
 
 def plot_ppt_delay(a: Analysis, path, colors=None, max_points: int = MAX_SCATTER_POINTS) -> Path:
     """Per-packet delay scatter. Above ``max_points`` points in total, every k-th point of each
     curve is drawn (k = ceil(total / max_points)) and the title says so. In aggregate mode the
     points are per-sample-interval mean delays (the title says so)."""
-    fig, ax = _new(colors)
+    fig, ax = new_figure(colors)
     pts = [a.scatter(i) for i in range(len(a.curves))]
     total = sum(len(x) for x, _ in pts)
     k = max(1, math.ceil(total / max_points)) if max_points else 1
@@ -165,4 +134,4 @@ def plot_ppt_delay(a: Analysis, path, colors=None, max_points: int = MAX_SCATTER
     if k > 1:
         title += f" [1 packet in {k} shown: {math.ceil(total / k)} of {total}]"
     ax.set_title(title, loc="right", fontsize=FONT_SIZE)
-    return _save(fig, ax, path, scatterpoints=1, markerscale=10, handletextpad=0)
+    return save(fig, ax, path, scatterpoints=1, markerscale=10, handletextpad=0)

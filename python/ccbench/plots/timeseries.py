@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
 from ..analysis.queues import queue_timeseries  # noqa: E402
-from .coco import FIGSIZE, FONT_SIZE, _save  # noqa: E402
+from .style import FIGSIZE, FONT_SIZE, save  # noqa: E402
 
 
 def _flow_labels(results) -> dict[int, str]:
@@ -32,7 +32,7 @@ def _per_flow(results, path, column: str, scale: float, ylabel: str, title: str)
     ax.set_xlabel("Time (s)", fontsize=FONT_SIZE)
     ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
     ax.set_title(title, loc="right", fontsize=FONT_SIZE)
-    return _save(fig, ax, path)
+    return save(fig, ax, path)
 
 
 def plot_cwnd(results, path) -> Path:
@@ -78,4 +78,4 @@ def plot_queue(results, path, links=None) -> Path:
                   loc="right", fontsize=FONT_SIZE)
     bottom.set_ylabel("Queueing delay (ms): bytes·8/rate;\n-- sojourn", fontsize=FONT_SIZE)
     bottom.set_xlabel("Time (s)", fontsize=FONT_SIZE)
-    return _save(fig, bottom, path)
+    return save(fig, bottom, path)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from ..analysis.compare import METRICS
 from . import _CSS, _fmt
 from .interactive import _fig, _hover, _line, styles, thin
 
@@ -17,7 +18,6 @@ HIGHLIGHT_PCT = 10.0
 
 
 def _table(c) -> str:
-    from ..compare import METRICS
     head = "<tr><th class='l'>curve</th>" + "".join(
         f"<th>{html.escape(lbl)} A</th><th>{html.escape(lbl)} B</th><th>Δ %</th>" for _, lbl in METRICS) + "</tr>"
     rows = []
@@ -90,7 +90,7 @@ def render(c, interval: float = 0.5) -> str:
 
 
 def write_comparison_report(c, out_dir: str | Path, interval: float = 0.5) -> Path:
-    """Write OUT_DIR/report.html for a :class:`ccbench.compare.Comparison`."""
+    """Write OUT_DIR/report.html for a :class:`ccbench.analysis.compare.Comparison`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "report.html"

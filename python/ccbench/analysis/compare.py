@@ -1,22 +1,19 @@
-"""Two runs side by side: per-flow metrics with their differences, and overlay plots.
+"""Two runs side by side: per-flow and total metrics of each, and their relative differences.
 
 Meant for a simulated and a kernel run of the same experiment (`--backend both`), but any two
-results directories with the same flows compare (e.g. two seeds, two code versions).
+results directories with the same flows compare (e.g. two seeds, two code versions). The
+overlay figures are in ``ccbench.plots.compare``, the interactive page in
+``ccbench.report.comparison``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import polars as pl
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
-
-from . import analysis  # noqa: E402
-from .plots.coco import FIGSIZE, FONT_SIZE, _save  # noqa: E402
-from .results import Results, load  # noqa: E402
+from ..results import Results, load
+from .metrics import analyze
 
 METRICS = (("avg_tput_mbps", "tput Mbit/s"), ("mean_delay_ms", "mean OWD ms"),
            ("p95_delay_ms", "p95 OWD ms"), ("loss_pct", "loss %"))
@@ -39,6 +36,8 @@ def _name(res: Results) -> str:
 
 
 def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 0.5) -> Comparison:
+    """Per-flow and total metrics of two runs with the same flows (A and B, results or
+    directories) at aggregation interval ``interval`` s; Δ % = (B − A) / |A|."""
     a = a if isinstance(a, Results) else load(a)
     b = b if isinstance(b, Results) else load(b)
     la = [f["label"] for f in a.experiment["flows"]]
@@ -46,10 +45,10 @@ def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 
     if la != lb:
         raise ValueError(f"{a.path} and {b.path} have different flows ({len(la)} vs {len(lb)}: "
                          f"{la[:3]}… vs {lb[:3]}…); compare runs of the same experiment")
-    an_a = analysis.analyze(a, "per-flow", interval)
-    an_b = analysis.analyze(b, "per-flow", interval)
-    tot_a = analysis.analyze(a, "total", interval).summary
-    tot_b = analysis.analyze(b, "total", interval).summary
+    an_a = analyze(a, "per-flow", interval)
+    an_b = analyze(b, "per-flow", interval)
+    tot_a = analyze(a, "total", interval).summary
+    tot_b = analyze(b, "total", interval).summary
     sa = pl.concat([an_a.summary, tot_a], how="diagonal_relaxed")
     sb = pl.concat([an_b.summary, tot_b], how="diagonal_relaxed")
     cols = [m for m, _ in METRICS]
@@ -66,6 +65,7 @@ def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 
 
 
 def text(c: Comparison) -> str:
+    """The comparison table as aligned text (``compare.txt``)."""
     def f(v, spec=".2f"):
         return "N/A" if v is None else format(v, spec)
 
@@ -84,47 +84,13 @@ def text(c: Comparison) -> str:
     return "\n".join(lines)
 
 
-def _overlay(c: Comparison, path: Path, column: str, ylabel: str, title: str) -> Path:
-    fig, ax = plt.subplots(figsize=FIGSIZE)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, curve in enumerate(c.table["curve"].to_list()):
-        if curve.startswith("Total"):
-            continue
-        color = colors[i % len(colors)]
-        for df, style, name in ((c.a_intervals, "-", c.name_a), (c.b_intervals, "--", c.name_b)):
-            g = df.filter(pl.col("curve") == curve).drop_nulls(column).sort("t_s")
-            ax.plot(g["t_s"].to_numpy(), g[column].to_numpy(), style, color=color, lw=1.2,
-                    label=f"{curve} [{name}]")
-    ax.set_xlabel("Time (s)", fontsize=FONT_SIZE)
-    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
-    ax.set_title(title + " — solid: A, dashed: B", loc="right", fontsize=FONT_SIZE)
-    return _save(fig, ax, path)
-
-
-def _overlay_cwnd(c: Comparison, path: Path) -> Path:
-    fig, ax = plt.subplots(figsize=FIGSIZE)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    labels = {f["id"]: f["label"] for f in c.a.experiment["flows"]}
-    for res, style, name in ((c.a, "-", c.name_a), (c.b, "--", c.name_b)):
-        if res.flows is None:
-            continue
-        for (fid,), g in res.flows.sort("flow", "time_ns").group_by("flow", maintain_order=True):
-            ax.plot(g["time_ns"].to_numpy() / 1e9, g["cwnd"].to_numpy(), style,
-                    color=colors[int(fid) % len(colors)], lw=1, label=f"{labels[int(fid)]} [{name}]")
-    ax.set_xlabel("Time (s)", fontsize=FONT_SIZE)
-    ax.set_ylabel("Congestion window (packets)", fontsize=FONT_SIZE)
-    ax.set_title("cwnd — solid: A, dashed: B", loc="right", fontsize=FONT_SIZE)
-    return _save(fig, ax, path)
-
-
-def write(c: Comparison, out_dir: str | Path, fmt: str = "png") -> list[Path]:
+def write_table(c: Comparison, out_dir: str | Path) -> list[Path]:
+    """Write ``compare.txt`` (:func:`text`) and ``compare.csv`` (the table) into ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare.txt").write_text(text(c) + "\n")
     c.table.write_csv(out / "compare.csv")
-    return [out / "compare.txt", out / "compare.csv",
-            _overlay(c, out / f"compare-rate.{fmt}", "rate_mbps", "Throughput (Mbit/s)",
-                     "Per-interval throughput"),
-            _overlay(c, out / f"compare-delay.{fmt}", "delay_ms", "One-way delay (ms)",
-                     "Per-interval mean one-way delay"),
-            _overlay_cwnd(c, out / f"compare-cwnd.{fmt}")]
+    return [out / "compare.txt", out / "compare.csv"]
+
+
+__all__ = ["METRICS", "Comparison", "compare", "text", "write_table"]

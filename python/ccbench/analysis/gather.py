@@ -1,0 +1,117 @@
+"""Exact integer sums of a results directory per curve, the input of every metric.
+
+A *curve map* assigns each flow to a curve of a grouping. ``gather_packets`` reads the
+per-packet table, ``gather_aggregate`` the ``intervals``/``delay_hist``/``flowstats`` tables of a
+run recorded without packets; both return the same four things:
+
+* ``sent``: ci, bytes_sent
+* ``tot``: ci, start_ns, end_ns (first/last arrival), delivered_bytes, delivered_pkts, delay_sum_ns
+* ``slots``: ci, slot, bytes, packets, delay_sum_ns (by arrival time, slot = t // interval)
+* ``quantiles(ci, n)``: (median, p95) one-way delay in ns of curve ``ci`` with ``n`` packets
+  (nearest rank in packet mode, histogram bucket midpoint in aggregate mode)
+"""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .estimators import hist_percentile_bucket, nearest_rank
+from .groupings import Grouping
+
+MODES = ("auto", "packets", "aggregate")
+
+
+def resolve_mode(results, mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    if mode == "auto":
+        return "packets" if results.packets is not None else "aggregate"
+    if mode == "packets" and results.packets is None:
+        raise ValueError(f"{results.path}: no per-packet table (record_packets was off); "
+                         "use mode='aggregate'")
+    if mode == "aggregate":
+        for t in ("intervals", "delay_hist", "flowstats"):
+            if getattr(results, t) is None:
+                raise ValueError(f"{results.path}: aggregate mode needs the {t} table")
+    return mode
+
+
+def curve_map(grouping: Grouping) -> pl.DataFrame:
+    flows, idx = [], []
+    for i, c in enumerate(grouping.curves):
+        flows.extend(c.flows)
+        idx.extend([i] * len(c.flows))
+    return pl.DataFrame({"flow": flows, "ci": idx}, schema={"flow": pl.Int64, "ci": pl.Int64})
+
+
+def _with_ci(df: pl.LazyFrame, cmap: pl.DataFrame) -> pl.LazyFrame:
+    return df.with_columns(pl.col("flow").cast(pl.Int64)).join(cmap.lazy(), on="flow", how="inner")
+
+
+_I = pl.Int64
+
+
+def gather_packets(results, cmap: pl.DataFrame, interval_ns: int):
+    """Totals per curve and sums per (curve, slot) from the packets table."""
+    pk = _with_ci(results.packets.lazy(), cmap).with_columns(pl.col("size").cast(_I))
+    sent = pk.group_by("ci").agg(pl.col("size").sum().alias("bytes_sent")).collect()
+    arr = (pk.filter(pl.col("arrival_ns").is_not_null())
+           .select("ci", pl.col("arrival_ns").cast(_I).alias("a"), "size",
+                   (pl.col("arrival_ns").cast(_I) - pl.col("sent_ns").cast(_I)).alias("d")))
+    tot = (arr.group_by("ci").agg(pl.col("a").min().alias("start_ns"), pl.col("a").max().alias("end_ns"),
+                                  pl.col("size").sum().alias("delivered_bytes"),
+                                  pl.len().cast(_I).alias("delivered_pkts"),
+                                  pl.col("d").sum().alias("delay_sum_ns")).collect())
+    slots = (arr.with_columns((pl.col("a") // interval_ns).alias("slot"))
+             .group_by("ci", "slot")
+             .agg(pl.col("size").sum().alias("bytes"), pl.len().cast(_I).alias("packets"),
+                  pl.col("d").sum().alias("delay_sum_ns")).collect())
+    parts = arr.select("ci", "d").collect().partition_by("ci", as_dict=True)
+
+    def quantiles(ci: int, n: int):
+        d = parts[(ci,)]["d"].to_numpy()
+        r50, r95 = nearest_rank(50, n), nearest_rank(95, n)
+        part = np.partition(d, (r50, r95))
+        return float(part[r50]), float(part[r95])
+
+    return sent, tot, slots, quantiles
+
+
+def gather_aggregate(results, cmap: pl.DataFrame, interval_ns: int):
+    exp = results.experiment
+    si = int(exp["sample_interval_ns"])
+    if interval_ns % si != 0:
+        raise ValueError(
+            f"aggregate mode (no per-packet table): the analysis interval ({interval_ns / 1e9:g} s) "
+            f"must be a multiple of the run's sample_interval ({si / 1e9:g} s)")
+    m = interval_ns // si
+    w = int(exp["hist_bucket_ns"])
+    fs = _with_ci(results.flowstats.lazy(), cmap)
+    sent = fs.group_by("ci").agg(pl.col("sent_bytes").cast(_I).sum().alias("bytes_sent")).collect()
+    tot = (fs.filter(pl.col("delivered_pkts") > 0)
+           .group_by("ci").agg(pl.col("first_arrival_ns").cast(_I).min().alias("start_ns"),
+                               pl.col("last_arrival_ns").cast(_I).max().alias("end_ns"),
+                               pl.col("delivered_bytes").cast(_I).sum(),
+                               pl.col("delivered_pkts").cast(_I).sum(),
+                               pl.col("delay_sum_ns").cast(_I).sum()).collect())
+    slots = (_with_ci(results.intervals.lazy(), cmap)
+             .filter(pl.col("delivered_pkts") > 0)
+             .with_columns((pl.col("bin").cast(_I) // m).alias("slot"))
+             .group_by("ci", "slot")
+             .agg(pl.col("delivered_bytes").cast(_I).sum().alias("bytes"),
+                  pl.col("delivered_pkts").cast(_I).sum().alias("packets"),
+                  pl.col("delay_sum_ns").cast(_I).sum().alias("delay_sum_ns")).collect())
+    hist = (_with_ci(results.delay_hist.lazy(), cmap)
+            .group_by("ci", pl.col("bucket").cast(_I))
+            .agg(pl.col("count").cast(_I).sum()).filter(pl.col("count") > 0)
+            .sort("ci", "bucket").collect())
+
+    def quantiles(ci: int, n: int):
+        h = hist.filter(pl.col("ci") == ci)
+        b, c = h["bucket"].to_numpy(), h["count"].to_numpy()
+        if int(c.sum()) != n:
+            raise ValueError(f"{results.path}: delay_hist holds {int(c.sum())} packets for curve "
+                             f"{ci} but flowstats {n}; inconsistent results directory")
+        return tuple((hist_percentile_bucket(b, c, q) + 0.5) * w for q in (50, 95))
+
+    return sent, tot, slots, quantiles

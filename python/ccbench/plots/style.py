@@ -1,0 +1,57 @@
+"""The house style of the static figures: size, font, legend layout, colours, and saving.
+
+Every matplotlib figure module draws on an axis from :func:`new_figure` (or its own
+``plt.subplots(figsize=FIGSIZE)``) and hands it to :func:`save`, which adds the grid and the
+legend below the plot (entries in rows of ``LABELS_IN_ROW``, as CoCo-Beholder lays them out) and
+closes the figure.
+"""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+FIGSIZE = (16, 9)
+FONT_SIZE = 12
+LABELS_IN_ROW = 4
+
+
+def palette() -> list[str]:
+    """The colour cycle every figure draws its curves with, in order."""
+    return plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+
+def new_figure(colors=None, **kw):
+    """A (figure, axis) of the house size; ``colors`` replaces the colour cycle."""
+    fig, ax = plt.subplots(figsize=FIGSIZE, **kw)
+    if colors:
+        ax.set_prop_cycle(color=list(colors))
+    return fig, ax
+
+
+def _by_rows(items, ncol):
+    """Legend entries reordered so that matplotlib's column-major fill reads row by row."""
+    return list(itertools.chain(*[items[i::ncol] for i in range(ncol)]))
+
+
+def save(fig, ax, path, **legend_kw) -> Path:
+    """Grid on ``ax``, the legend of its labelled artists below it, write ``path``, close."""
+    ax.grid()
+    handles, labels = ax.get_legend_handles_labels()
+    extra = ()
+    if handles:
+        legend = ax.legend(_by_rows(handles, LABELS_IN_ROW), _by_rows(labels, LABELS_IN_ROW),
+                           ncol=LABELS_IN_ROW, bbox_to_anchor=(0.5, -0.1), loc="upper center",
+                           fontsize=FONT_SIZE, **legend_kw)
+        extra = (legend,)
+    path = Path(path)
+    fig.savefig(path, bbox_extra_artists=extra, bbox_inches="tight", pad_inches=0.2)
+    plt.close(fig)
+    return path
+
+
+__all__ = ["FIGSIZE", "FONT_SIZE", "LABELS_IN_ROW", "new_figure", "palette", "save"]
