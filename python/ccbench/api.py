@@ -5,6 +5,12 @@
     res = ccbench.run(exp, "results/quickstart")      # → ccbench.Results (polars DataFrames)
     an = ccbench.analyze(res, "per-scheme", interval=0.5)
     ccbench.plot(res)
+
+Every command of the CLI about one experiment or one run goes through this module (campaigns
+through ``ccbench.campaign``, the catalogue through ``ccbench.catalogue``): experiments
+(`load_experiment`, `resolve`, `validate`), runs (`run`, `run_both`), results (`summary_text`,
+`stats_text`, `analyze`, `plot`, `report`, `check`), comparisons (`compare`, `comparison_text`,
+`write_comparison`), the registry (`schemes`) and the emulation host (`doctor`, `clean`).
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from . import config as _config
+from .config.errors import ConfigError, ConfigErrors
 from .results import Results, load
 from .results.writer import write_results
 
@@ -29,6 +36,10 @@ def _read_yaml(path: Path):
         return yaml.safe_load(path.read_text())
     except yaml.YAMLError:
         return None  # the config layer reports syntax errors with line numbers
+
+
+def _results(results: Results | str | Path) -> Results:
+    return results if isinstance(results, Results) else load(results)
 
 
 def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | None = None,
@@ -58,6 +69,26 @@ def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | N
         except _expect.ExpectError as e:
             raise _config.ConfigError("expect", str(e), source=str(path)) from None
     return exp
+
+
+def resolve(path: str | Path, *, seed: int | None = None, coco: dict | None = None,
+            lenient: bool = False) -> dict:
+    """The resolved experiment of a file, as the backends receive it (`ccbench resolve`); the
+    same as `load_experiment`."""
+    return load_experiment(path, seed=seed, coco=coco, lenient=lenient)
+
+
+def validate(path: str | Path, *, seed: int | None = None, coco: dict | None = None,
+             lenient: bool = False) -> list[ConfigError]:
+    """Every problem of an experiment file (native or CoCo-Beholder layout), as a list of
+    `ConfigError` (empty = valid). A missing file raises `FileNotFoundError`."""
+    try:
+        load_experiment(path, seed=seed, coco=coco, lenient=lenient)
+    except ConfigErrors as errs:
+        return list(errs.errors)
+    except ConfigError as e:
+        return [e]
+    return []
 
 
 @functools.lru_cache(maxsize=1)
@@ -188,9 +219,8 @@ def analyze(results: Results | str | Path, grouping: str = "per-flow", interval:
             subset_fields=None):
     """Metrics of a run for one grouping (see docs/metrics.md)."""
     from . import analysis
-    if not isinstance(results, Results):
-        results = load(results)
-    return analysis.analyze(results, grouping=grouping, interval=interval, subset_fields=subset_fields)
+    return analysis.analyze(_results(results), grouping=grouping, interval=interval,
+                            subset_fields=subset_fields)
 
 
 def plot(results: Results | str | Path, out_dir: str | Path | None = None, *,
@@ -198,8 +228,7 @@ def plot(results: Results | str | Path, out_dir: str | Path | None = None, *,
          interval: float = 0.5, fmt: str = "png"):
     """Write the plots and statistics files of a run (default: <results>/plots)."""
     from . import plots
-    if not isinstance(results, Results):
-        results = load(results)
+    results = _results(results)
     out_dir = Path(out_dir) if out_dir else results.path / "plots"
     return plots.plot_all(results, out_dir, groupings=groupings, interval=interval, fmt=fmt)
 
@@ -208,3 +237,92 @@ def schemes() -> list[dict]:
     """The simulator's congestion-control catalogue."""
     from . import _core
     return _core.schemes()
+
+
+def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
+    """The table `ccbench run` prints: per flow and in total, throughput, mean and p95 one-way
+    delay and loss; Jain's index over flows and the bottleneck utilisation when defined."""
+    from . import analysis
+    results = _results(results)
+    an = analysis.analyze(results, grouping="per-flow", interval=interval)
+    tot = analysis.analyze(results, grouping="total", interval=interval)
+    rows = list(an.summary.iter_rows(named=True)) + list(tot.summary.iter_rows(named=True))
+
+    def f(v, spec=".2f"):
+        return "N/A" if v is None else format(v, spec)
+
+    w = max([len("curve")] + [len(str(r["curve"])) for r in rows])
+    head = f"{'curve':<{w}}  {'tput Mbit/s':>11}  {'mean ms':>8}  {'p95 ms':>8}  {'loss %':>7}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{str(r['curve']):<{w}}  {f(r['avg_tput_mbps']):>11}  {f(r['mean_delay_ms']):>8}  "
+                     f"{f(r['p95_delay_ms']):>8}  {f(r['loss_pct'], '.3f'):>7}")
+    if an.overall_jain is not None:
+        lines.append(f"Jain's index over flows: {an.overall_jain:.4f}")
+    try:
+        ps = analysis.pantheon_summary(results)
+        if "utilization_pct" in ps.columns:
+            u = ps.filter(ps["flow"] == "all")["utilization_pct"] if "flow" in ps.columns else None
+            if u is not None and len(u) and u[0] is not None:
+                lines.append(f"Bottleneck utilisation: {u[0]:.2f} %")
+    except Exception:  # the summary table must not hide a finished run
+        pass
+    return "\n".join(lines)
+
+
+def stats_text(results: Results | str | Path, groupings=("per-flow",), interval: float = 0.5) -> str:
+    """CoCo-Beholder's statistics file of each grouping, then the Pantheon summary table
+    (`ccbench stats`)."""
+    from . import analysis
+    results = _results(results)
+    out = []
+    for g in groupings:
+        out.append(f"######## {g} ########")
+        out.append(analysis.stats_text(analysis.analyze(results, grouping=g, interval=interval)))
+    out.append("######## Pantheon summary ########")
+    out.append(str(analysis.pantheon_summary(results)))
+    return "\n".join(out)
+
+
+def report(results: Results | str | Path, *, interval: float = 0.5, verdicts=None) -> Path:
+    """Write the run's self-contained interactive page, <results>/report.html (docs/report.md).
+    `verdicts`: the expectations' verdicts to show (default: evaluated here)."""
+    from .report import write_report
+    return write_report(_results(results), interval=interval, verdicts=verdicts)
+
+
+def check(results: Results | str | Path, expect: str | Path | None = None):
+    """Evaluate a run's expectations (docs/expectations.md): a list of verdicts, each with
+    `.passed` and `.line()`. `expect`: a YAML file (an experiment with `expect:` or a bare list)
+    whose expectations replace the run's own."""
+    from . import expect as _expect
+    results = _results(results)
+    if expect is not None:
+        doc = _read_yaml(Path(expect))
+        doc = doc.get("expect") if isinstance(doc, dict) else doc
+        results.meta["expect"] = _expect.parse(doc, results.experiment["flows"],
+                                               results.experiment["links"])
+    return _expect.evaluate(results)
+
+
+def junit(verdicts, suite: str) -> str:
+    """Verdicts as JUnit XML (one test case per expectation)."""
+    from . import expect as _expect
+    return _expect.junit(verdicts, suite)
+
+
+def doctor(schemes=(), file: str | Path | None = None) -> tuple[str, bool]:
+    """Can this machine run the emulation backend? The checks as text, and whether every required
+    one passed; `schemes` and the schemes of the experiment `file` are checked in the kernel."""
+    from . import doctor as _doctor
+    schemes = list(schemes)
+    if file is not None:
+        schemes += _doctor.experiment_schemes(load_experiment(file))
+    return _doctor.report(sorted(set(schemes)) or None)
+
+
+def clean(run_id: str | None = None, verbose: bool = False) -> dict:
+    """Remove the namespaces, processes and work directories killed emulation runs left (all, or
+    one run id); needs root. Returns what was removed."""
+    from .backends import emu as _emu
+    return _emu.clean(run_id, verbose=verbose)

@@ -1,4 +1,5 @@
-"""`ccbench` command line: a thin layer over ccbench.api."""
+"""`ccbench` command line: a thin layer over ccbench.api (one experiment or run),
+ccbench.campaign (sweeps) and ccbench.catalogue; it imports nothing else of ccbench."""
 from __future__ import annotations
 
 import argparse
@@ -45,41 +46,17 @@ def _add_coco_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lenient", action="store_true", help="ignore unknown keys in a CoCo layout")
 
 
-def _load(a):
-    from . import api, config
+def _coco(a) -> dict | None:
+    from . import api
     if a.queues is not None and (a.first_queue is not None or a.second_queue is not None):
-        raise config.ConfigError("--queues", "-q/--queues sets both central queues",
-                                 "use either -q, or -q1/-q2")
-    coco = _coco_opts(a)
-    return api.load_experiment(a.file, seed=a.seed, coco=coco or None, lenient=a.lenient)
+        raise api.ConfigError("--queues", "-q/--queues sets both central queues",
+                              "use either -q, or -q1/-q2")
+    return _coco_opts(a) or None
 
 
-def _summary_table(results, interval: float) -> str:
-    from . import analysis
-    an = analysis.analyze(results, grouping="per-flow", interval=interval)
-    tot = analysis.analyze(results, grouping="total", interval=interval)
-    rows = list(an.summary.iter_rows(named=True)) + list(tot.summary.iter_rows(named=True))
-
-    def f(v, spec=".2f"):
-        return "N/A" if v is None else format(v, spec)
-
-    w = max([len("curve")] + [len(str(r["curve"])) for r in rows])
-    head = f"{'curve':<{w}}  {'tput Mbit/s':>11}  {'mean ms':>8}  {'p95 ms':>8}  {'loss %':>7}"
-    lines = [head, "-" * len(head)]
-    for r in rows:
-        lines.append(f"{str(r['curve']):<{w}}  {f(r['avg_tput_mbps']):>11}  {f(r['mean_delay_ms']):>8}  "
-                     f"{f(r['p95_delay_ms']):>8}  {f(r['loss_pct'], '.3f'):>7}")
-    if an.overall_jain is not None:
-        lines.append(f"Jain's index over flows: {an.overall_jain:.4f}")
-    try:
-        ps = analysis.pantheon_summary(results)
-        if "utilization_pct" in ps.columns:
-            u = ps.filter(ps["flow"] == "all")["utilization_pct"] if "flow" in ps.columns else None
-            if u is not None and len(u) and u[0] is not None:
-                lines.append(f"Bottleneck utilisation: {u[0]:.2f} %")
-    except Exception:  # the summary table must not hide a finished run
-        pass
-    return "\n".join(lines)
+def _load(a):
+    from . import api
+    return api.load_experiment(a.file, seed=a.seed, coco=_coco(a), lenient=a.lenient)
 
 
 def cmd_run(a) -> int:
@@ -135,51 +112,41 @@ def _after_run(a, res, backend: str) -> int:
               f"({res.meta['sim']['events']:,} events) → {res.path}")
     verdicts = _check(res, getattr(a, "junit", None))
     if not a.no_plots:
-        from .report import write_report
-        print(f"report: {write_report(res, interval=a.interval, verdicts=verdicts)}")
+        print(f"report: {api.report(res, interval=a.interval, verdicts=verdicts)}")
         if getattr(a, "png", False):
             files = api.plot(res, interval=a.interval)
             print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}")
     print()
-    print(_summary_table(res, a.interval))
+    print(api.summary_text(res, a.interval))
     return 1 if any(not v.passed for v in verdicts) else 0
 
 
-def _check(res, junit_path=None):
+def _check(res, junit_path=None, expect_file=None):
     """Evaluate the run's expectations; print a verdict per line; write JUnit XML if asked."""
-    from . import expect
-    verdicts = expect.evaluate(res)
+    from . import api
+    verdicts = api.check(res, expect_file)
     if verdicts:
         fails = sum(not v.passed for v in verdicts)
         print(f"expectations: {len(verdicts) - fails} passed, {fails} failed")
         for v in verdicts:
             print("  " + v.line())
     if junit_path:
-        Path(junit_path).write_text(expect.junit(verdicts, str(res.meta.get("source") or res.path)))
+        Path(junit_path).write_text(api.junit(verdicts, str(res.meta.get("source") or res.path)))
     return verdicts
 
 
 def cmd_check(a) -> int:
-    from .results import load
-    res = load(a.dir)
-    if a.expect:
-        from . import api, expect
-        doc = api._read_yaml(Path(a.expect))
-        doc = doc.get("expect") if isinstance(doc, dict) else doc
-        res.meta["expect"] = expect.parse(doc, res.experiment["flows"], res.experiment["links"])
-    verdicts = _check(res, a.junit)
+    from . import api
+    res = api.load(a.dir)
+    verdicts = _check(res, a.junit, a.expect)
     if not verdicts:
         print(f"{a.dir}: no expectations (add an expect: list to the experiment, or --expect FILE)")
     return 1 if any(not v.passed for v in verdicts) else 0
 
 
 def cmd_doctor(a) -> int:
-    from . import doctor
-    schemes = list(a.scheme)
-    if a.file:
-        from . import api
-        schemes += doctor.experiment_schemes(api.load_experiment(a.file))
-    text, ok = doctor.report(sorted(set(schemes)) or None)
+    from . import api
+    text, ok = api.doctor(a.scheme, a.file)
     print(text)
     print("the emulation backend can run here" if ok else "the emulation backend cannot run here")
     return 0 if ok else 1
@@ -187,11 +154,11 @@ def cmd_doctor(a) -> int:
 
 def cmd_clean(a) -> int:
     import os
-    from .backends import emu
+    from . import api
     if os.geteuid() != 0:
         print("error: ccbench clean needs root (it deletes network namespaces)", file=sys.stderr)
         return 2
-    emu.clean(a.run, verbose=True)
+    api.clean(a.run, verbose=True)
     return 0
 
 
@@ -206,24 +173,14 @@ def cmd_plot(a) -> int:
 
 def cmd_report(a) -> int:
     from . import api
-    from .report import write_report
-    from .results import load
-    res = load(a.dir)
-    print(write_report(res, interval=a.interval))
+    print(api.report(a.dir, interval=a.interval))
     return 0
 
 
 def cmd_stats(a) -> int:
-    from . import analysis
-    from .results import load
-    res = load(a.dir)
+    from . import api
     types = GROUPINGS if a.type == "all" else (a.type,)
-    for t in types:
-        an = analysis.analyze(res, grouping=t, interval=a.interval)
-        print(f"######## {t} ########")
-        print(analysis.stats_text(an))
-    print("######## Pantheon summary ########")
-    print(analysis.pantheon_summary(res))
+    print(api.stats_text(a.dir, types, interval=a.interval))
     return 0
 
 
@@ -327,15 +284,14 @@ def cmd_catalogue(a) -> int:
 
 
 def cmd_sweep(a) -> int:
-    from . import campaign
+    from . import api, campaign
     jobs = a.jobs
-    from . import config
     try:
         plan = campaign.plan(a.file, backend=a.backend, packets=a.packets)
     except campaign.PlanErrors as e:
         print(f"error: {a.file}: {e}", file=sys.stderr)
         return 2
-    except config.ConfigErrors as errs:
+    except api.ConfigErrors as errs:
         for e in errs.errors:
             print(f"error: {e.located()}", file=sys.stderr)
         return 2
@@ -364,56 +320,47 @@ def cmd_sweep(a) -> int:
 
 def cmd_aggregate(a) -> int:
     from . import campaign
-    from .campaign.aggregate import stats_text
     by = [] if a.by in ("none", "") else a.by.split(",")
     metrics = [m for x in a.metric for m in x.split(",") if m] or None
     stats = campaign.aggregate(a.dir, by=by, metrics=metrics, level=a.level, within=a.within)
-    print(stats_text(stats))
+    print(campaign.stats_text(stats))
     if a.csv:
         stats.write_csv(a.csv)
         print(f"wrote {a.csv}")
     if a.plot:
-        from .plots.campaign import DEFAULT_METRICS, plot_campaign
-        files = plot_campaign(a.dir, a.output, x=a.x, by=by, level=a.level, fmt=a.format,
-                              metrics=metrics or DEFAULT_METRICS)
+        files = campaign.plot(a.dir, a.output, x=a.x, by=by, level=a.level, fmt=a.format,
+                              metrics=metrics)
         print(f"wrote {len(files)} plots to {files[0].parent if files else a.output}")
     return 0
 
 
 def cmd_validate(a) -> int:
-    from . import config
-    from .campaign import is_campaign
-    if a.file.endswith((".yaml", ".yml")) and Path(a.file).is_file():
-        import yaml
+    from . import api, campaign
+    if campaign.is_campaign_file(a.file):
         try:
-            doc = yaml.safe_load(Path(a.file).read_text())
-        except yaml.YAMLError:
-            doc = None
-        if is_campaign(doc):
-            from . import campaign
-            try:
-                plan = campaign.plan(a.file)
-            except config.ConfigError as e:
-                print(f"{a.file}: {e}", file=sys.stderr)
-                return 1
-            print(f"{a.file}: OK (a campaign: {len(plan.points)} points, {len(plan.runs)} runs; "
-                  "`ccbench sweep FILE --dry-run` lists them)")
-            return 0
-    try:
-        _load(a)
-    except config.ConfigErrors as errs:
-        for e in errs.errors:
+            plan = campaign.plan(a.file)
+        except api.ConfigError as e:
             print(f"{a.file}: {e}", file=sys.stderr)
-        return 1
-    except config.ConfigError as e:
+            return 1
+        print(f"{a.file}: OK (a campaign: {len(plan.points)} points, {len(plan.runs)} runs; "
+              "`ccbench sweep FILE --dry-run` lists them)")
+        return 0
+    try:
+        errors = api.validate(a.file, seed=a.seed, coco=_coco(a), lenient=a.lenient)
+    except api.ConfigError as e:
+        errors = [e]
+    for e in errors:
         print(f"{a.file}: {e}", file=sys.stderr)
+    if errors:
         return 1
     print(f"{a.file}: OK")
     return 0
 
 
 def cmd_resolve(a) -> int:
-    print(json.dumps(_load(a), indent=2, sort_keys=True))
+    from . import api
+    print(json.dumps(api.resolve(a.file, seed=a.seed, coco=_coco(a), lenient=a.lenient),
+                     indent=2, sort_keys=True))
     return 0
 
 
@@ -567,15 +514,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from . import config
+    from . import api
     a = build_parser().parse_args(argv)
     try:
         return a.fn(a)
-    except config.ConfigErrors as errs:
+    except api.ConfigErrors as errs:
         for e in errs.errors:
             print(f"error: {e}", file=sys.stderr)
         return 2
-    except (config.ConfigError, FileNotFoundError, FileExistsError, ValueError) as e:
+    except (api.ConfigError, FileNotFoundError, FileExistsError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except RuntimeError as e:

@@ -11,6 +11,7 @@ The pieces, each a function with plain data on both sides:
     run_campaign(campaign, dir) -> CampaignResult   runner.py over executors.py and store.py
     load_index(dir) -> DataFrame               index.py: a row per run × flow
     aggregate(dir | index) -> DataFrame        aggregate.py: n, mean, median, std, CI
+    plot(dir) -> [Path]                         ccbench.plots.campaign: the campaign figures
 """
 from __future__ import annotations
 
@@ -18,12 +19,34 @@ from pathlib import Path
 
 import polars as pl
 
-from .aggregate import aggregate, t_quantile
+from .aggregate import aggregate, stats_text, t_quantile
 from .index import load_index
 from .plan import Plan, PlanErrors, derive_seed, expand, run_key
 from .runner import CampaignResult, run_campaign
 from .spec import Campaign, is_campaign, load_campaign, parse_campaign
 from .store import CampaignDirError, CampaignError
+
+
+def is_campaign_file(path: str | Path) -> bool:
+    """Is ``path`` a YAML file holding a campaign (a sweep, repeats or a base experiment)?"""
+    path = Path(path)
+    if path.suffix not in (".yaml", ".yml") or not path.is_file():
+        return False
+    import yaml
+    try:
+        return is_campaign(yaml.safe_load(path.read_text()))
+    except yaml.YAMLError:
+        return False
+
+
+def plot(campaign_dir: str | Path, out_dir: str | Path | None = None, *, x: str | None = None,
+         by=("scheme",), metrics=None, level: float = 0.95, fmt: str = "png") -> list[Path]:
+    """The campaign figures (``ccbench aggregate --plot``): each metric's mean ± CI against an
+    axis, box plots across repeats, heat maps; default metrics: throughput, p95 delay, loss,
+    Jain's index, utilisation. See ``ccbench.plots.campaign.plot_campaign``."""
+    from ..plots.campaign import DEFAULT_METRICS, plot_campaign
+    return plot_campaign(campaign_dir, out_dir, x=x, by=by, level=level, fmt=fmt,
+                         metrics=metrics or DEFAULT_METRICS)
 
 
 def plan(campaign: str | Path | Campaign, *, backend: str = "sim",
@@ -57,5 +80,5 @@ def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
 
 
 __all__ = ["Campaign", "CampaignDirError", "CampaignError", "CampaignResult", "Plan", "PlanErrors", "aggregate",
-           "derive_seed", "expand", "is_campaign", "load_campaign", "load_index",
-           "parse_campaign", "plan", "run_campaign", "run_key", "sweep", "t_quantile"]
+           "derive_seed", "expand", "is_campaign", "is_campaign_file", "load_campaign",
+           "load_index", "parse_campaign", "plan", "plot", "run_campaign", "run_key", "stats_text", "sweep", "t_quantile"]
