@@ -510,6 +510,8 @@ def build_parser() -> argparse.ArgumentParser:
         v.add_argument("--seed", type=int)
         _add_coco_args(v)
         v.set_defaults(fn=fn)
+    from .studies.cli import add_parser as add_study_parser
+    add_study_parser(sub)
     return p
 
 

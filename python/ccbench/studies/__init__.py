@@ -1,0 +1,101 @@
+"""The source studies as one-command reproductions (examples/studies/, docs/studies.md).
+
+    ccbench study bbr-vs-cubic -o results/study-bbr-vs-cubic            # full scale
+    ccbench study bbr-vs-cubic --scale medium -o results/s               # one rate, 1 trial
+    ccbench study bbr-vs-cubic --reduced -o /tmp/s                        # CI scale
+    ccbench study coco-beholder --kernel -o results/study-coco            # + kernel runs (root)
+
+Each study runs its checked-in campaign file(s) (``examples/studies/<name>/*.yaml``) through
+the campaign layer, reads the runs back, compares them with the numbers the study published
+(``examples/studies/<name>/published.yaml``, each with its source) and writes RESULTS.md and
+figures. The study's conclusions are checks: ``run_study`` returns them and the CLI exits 1
+when one fails.
+"""
+from __future__ import annotations
+
+import importlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from .common import STUDIES_DIR, Ctx, Output, load_doc, run_campaign_doc, write_results
+
+# CLI name -> module, in the order of docs/studies.md
+STUDIES = {
+    "bbr-vs-cubic": "bbr_cubic",
+}
+
+
+@dataclass
+class StudyResult:
+    name: str
+    out: Path
+    output: Output
+    results_md: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.output.ok
+
+
+def module(name: str):
+    if name not in STUDIES:
+        raise ValueError(f"unknown study {name!r}; known studies: {', '.join(STUDIES)}")
+    return importlib.import_module(f".{STUDIES[name]}", __name__)
+
+
+SCALES = ("reduced", "medium", "full")
+
+
+def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool = False,
+              kernel: bool = False,
+              jobs: int | None = None, publish: bool = False, progress=False,
+              analyse_only: bool = False) -> StudyResult:
+    """Run (or resume) every campaign of a study into ``out/<campaign>/``, the kernel subset
+    into ``out/<campaign>-kernel/`` when ``kernel``, then analyse and write
+    ``out/RESULTS.md`` and ``out/figures/``. ``publish`` also copies them into the study's
+    directory under examples/studies/. ``analyse_only`` reuses finished runs without running.
+    ``scale``: full (the campaign files as checked in), medium (what fits in minutes on two
+    cores) or reduced (CI: seconds); ``reduced=True`` is ``scale="reduced"``."""
+    mod = module(name)
+    scale = "reduced" if reduced else scale
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; use one of {', '.join(SCALES)}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    index, kindex, docs = {}, {}, {}
+    for key, fname in mod.CAMPAIGNS.items():
+        doc, path = load_doc(name, fname)
+        if scale != "full":
+            doc = mod.reduce(key, doc, scale)
+        docs[key] = doc
+        if analyse_only:
+            index[key] = pl.read_parquet(out / key / "index.parquet")
+        else:
+            index[key] = run_campaign_doc(doc, path, out / key, jobs=jobs, progress=progress)
+        kdoc = mod.kernel(key, doc, scale) if kernel else None
+        if kdoc is not None:
+            if analyse_only:
+                kindex[key] = pl.read_parquet(out / f"{key}-kernel" / "index.parquet")
+            else:
+                kindex[key] = run_campaign_doc(kdoc, path, out / f"{key}-kernel",
+                                               backend="emu", progress=progress)
+    ctx = Ctx(out=out, scale=scale, index=index, kernel_index=kindex, docs=docs,
+              figdir=out / "figures")
+    output = mod.analyse(ctx)
+    cmd = (f"ccbench study {name}" + (f" --scale {scale}" if scale != "full" else "")
+           + (" --kernel" if kernel else "") + " -o DIR")
+    md = write_results(out, title=mod.TITLE, study=name, scale=scale, kernel=bool(kindex),
+                       ctx=ctx, output=output, command=cmd, intro=mod.INTRO)
+    if publish:
+        dest = STUDIES_DIR / name
+        shutil.copy(md, dest / "RESULTS.md")
+        if (out / "figures").is_dir():
+            shutil.rmtree(dest / "figures", ignore_errors=True)
+            shutil.copytree(out / "figures", dest / "figures")
+    return StudyResult(name=name, out=out, output=output, results_md=md)
+
+
+__all__ = ["SCALES", "STUDIES", "StudyResult", "module", "run_study"]

@@ -1,0 +1,60 @@
+"""`ccbench study NAME`: the CLI of the study reproductions (kept here so that cli.py only
+registers it)."""
+from __future__ import annotations
+
+import sys
+
+
+def add_parser(sub) -> None:
+    from . import STUDIES
+    st = sub.add_parser(
+        "study", help="reproduce one of the source studies: run its campaigns, compare with "
+        "the published numbers, check its conclusions, write RESULTS.md",
+        description="Run a study of examples/studies/ (docs/studies.md) end to end: its "
+        "campaign file(s) through the campaign layer (resumable: finished runs in DIR are "
+        "kept), then DIR/RESULTS.md with published | simulator | kernel tables, the study's "
+        "conclusions as checks, and figures in DIR/figures. Exit code 1 when a conclusion "
+        "is not reproduced.")
+    st.add_argument("name", choices=list(STUDIES) + ["all"], help="the study (or all)")
+    st.add_argument("-o", "--output", help="output directory (default results/study-<name>; "
+                    "with 'all': one subdirectory per study)")
+    st.add_argument("--scale", choices=("full", "medium", "reduced"), default="full",
+                    help="full: the campaign files as checked in (default); medium: what fits "
+                         "in minutes on two cores; reduced: the CI scale (seconds per study)")
+    st.add_argument("--reduced", action="store_true", help="the same as --scale reduced")
+    st.add_argument("--kernel", action="store_true",
+                    help="also run the study's kernel subset on the emulation backend "
+                         "(root; real time, the schemes this kernel has)")
+    st.add_argument("-j", "--jobs", type=int,
+                    help="local worker processes for the simulator runs (default every core)")
+    st.add_argument("--publish", action="store_true",
+                    help="copy RESULTS.md and figures/ into examples/studies/<name>/")
+    st.add_argument("--analyse-only", action="store_true",
+                    help="do not run anything: analyse the finished campaigns in DIR")
+    st.add_argument("--quiet", action="store_true", help="no progress output")
+    st.set_defaults(fn=cmd_study)
+
+
+def cmd_study(a) -> int:
+    from pathlib import Path
+
+    from . import STUDIES, run_study
+    names = list(STUDIES) if a.name == "all" else [a.name]
+    ok = True
+    for name in names:
+        if a.name == "all":
+            out = Path(a.output or "results") / f"study-{name}"
+        else:
+            out = Path(a.output or f"results/study-{name}")
+        res = run_study(name, out, scale="reduced" if a.reduced else a.scale, kernel=a.kernel, jobs=a.jobs,
+                        publish=a.publish, progress="off" if a.quiet else "auto",
+                        analyse_only=a.analyse_only)
+        passed = sum(c.passed for c in res.output.checks)
+        print(f"{name}: {passed}/{len(res.output.checks)} conclusions reproduced; "
+              f"wrote {res.results_md}")
+        for c in res.output.checks:
+            print("  " + c.line())
+        ok &= res.ok
+    if not ok:
+        print("some conclusions were not reproduced (see RESULTS.md)", file=sys.stderr)
+    return 0 if ok else 1
