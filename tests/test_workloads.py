@@ -172,3 +172,33 @@ def test_yaml_onoff_keys_and_fct_plots(tmp_path):
     names = {p.name for p in paths}
     assert {"fct-cdf.png", "fct-size.png", "workload-stats.log"} <= names
     assert "slowdown" in (tmp_path / "plots" / "workload-stats.log").read_text()
+
+
+@pytest.mark.parametrize("ssai", [True, False])
+def test_slow_start_after_idle_restarts_or_keeps_cwnd_over_off_periods(tmp_path, ssai):
+    """on 1 s / off 2 s (longer than the RTO): with `slow-start-after-idle` (Linux default)
+    the next on period restarts from the initial window; with it off cwnd is kept, as
+    `net.ipv4.tcp_slow_start_after_idle = 0` does (the mobile-broadband study's setting)."""
+    doc = {"duration": 5, "packets": False,
+           "central": {"rate": "20Mbit", "delay": "5ms", "queue": "1bdp"},
+           "tcp": {"slow-start-after-idle": ssai},
+           "flows": [{"scheme": "cubic", "onoff": {"on": "1s", "off": "2s"}}]}
+    exp = config.resolve(doc)
+    assert exp["tcp"]["slow_start_after_idle"] is ssai
+    res = run(tmp_path, exp)
+    f = res.flows.filter(pl.col("flow") == 0)
+    before = f.filter(pl.col("time_ns") == 990_000_000)["cwnd"][0]
+    resumed = f.filter((pl.col("time_ns") > 3_000_000_000) & (pl.col("inflight") > 0))["cwnd"][0]
+    assert before > 20
+    if ssai:
+        assert resumed <= 10, (before, resumed)
+    else:
+        assert resumed >= before * 0.5, (before, resumed)
+
+
+def test_slow_start_after_idle_is_absent_unless_written():
+    exp = config.resolve({"duration": 1, "flows": [{"scheme": "cubic"}]})
+    assert "slow_start_after_idle" not in exp["tcp"]
+    with pytest.raises(ConfigError, match="slow-start-after-idle"):
+        config.resolve({"duration": 1, "tcp": {"slow-start-after-idle": "maybe"},
+                        "flows": [{"scheme": "cubic"}]})

@@ -319,6 +319,7 @@ class Emulation:
             "net.ipv4.tcp_sack": "1" if tcp.get("sack", True) else "0",
             "net.ipv4.tcp_rmem": f"4096 131072 {buf}",
             "net.ipv4.tcp_wmem": f"4096 16384 {buf}",
+            "net.ipv4.tcp_slow_start_after_idle": "1" if tcp.get("slow_start_after_idle", True) else "0",
         }
 
     def _route_opts(self) -> str:

@@ -39,7 +39,8 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
-            Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout")]
+            Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
+            Key("slow-start-after-idle")]
 CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
                 Key("jitter"), Key("loss"), Key("trace"), Key("promotion"), Key("preset")]
 LINK_RESERVED: dict[str, str] = {}
@@ -197,6 +198,10 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         errs.error(t["delayed-ack-timeout"][1], "delayed-ack-timeout must be > 0",
                    "e.g. 40ms (Linux) or 100ms (FreeBSD); to ACK every segment write "
                    "delayed-ack: false", t["delayed-ack-timeout"][0])
+    if "slow-start-after-idle" in t:
+        # written only when given: the simulator's default (on, as Linux) then applies, and
+        # resolved experiments that do not use it stay byte-identical
+        tcp["slow_start_after_idle"] = _get(t, "slow-start-after-idle", parse_bool, errs, True)
     return tcp
 
 

@@ -25,6 +25,8 @@ from .common import STUDIES_DIR, Ctx, Output, load_doc, run_campaign_doc, write_
 # CLI name -> module, in the order of docs/studies.md
 STUDIES = {
     "bbr-vs-cubic": "bbr_cubic",
+    "coco-beholder": "coco",
+    "mobile-broadband": "mobile",
 }
 
 

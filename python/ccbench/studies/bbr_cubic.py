@@ -37,10 +37,18 @@ KNOWN: dict[str, str] = {
         "gain into a full buffer (loss 9.7-12.5 % vs 12.0-14.1 % at 40, 12.0-12.8 % vs "
         "9.7-10.3 % at 80 Mbit/s); the study's senders must have been cwnd-limited "
         "(hypothesis: ACK aggregation on the Raspberry Pis' USB Ethernet)"),
-    "shallow-cross": (
-        "follows from the above: BBR_Shallow's share is lower than BBR's at 1.75 BDP but not "
-        "at 4 BDP, so its interpolated crossing lands later"),
 }
+# ... and at the CI scale only (40 Mbit/s, 60-s runs, one trial)
+KNOWN_REDUCED: dict[str, str] = {
+    "shallow-cross": (
+        "at 40 Mbit/s with 60-s runs BBR_Shallow's share is lower than BBR's at 1.75 BDP but "
+        "not at 4 BDP, so its interpolated crossing lands later; the medium scale (80 Mbit/s, "
+        "120 s, every buffer) reproduces it"),
+}
+
+
+def known(ctx: Ctx, key: str) -> str:
+    return KNOWN.get(key) or (KNOWN_REDUCED.get(key, "") if ctx.reduced else "")
 
 REDUCED_VARIANTS = ("bbr-4", "mix-2+2", "shallow-4", "shallow-2+2", "cubic-4")
 
@@ -200,7 +208,7 @@ def analyse(ctx: Ctx) -> Output:
     out.checks.append(Check(
         "BBR_Shallow (cwnd_gain 1.5): less loss than BBR in shallow buffers",
         ls < loss_sh, f"loss {ls:.2f} % vs BBR's {loss_sh:.2f} % at {lo} BDP (4 flows)",
-        known=KNOWN.get("shallow-loss", "")))
+        known=known(ctx, "shallow-loss")))
     out.checks.append(Check(
         "BBR_Shallow: a smaller standing queue than BBR in deep buffers",
         qs < qb, f"backlog {qs:.2f} vs BBR's {qb:.2f} BDP at {hi} BDP (4 flows)"))
@@ -208,7 +216,7 @@ def analyse(ctx: Ctx) -> Output:
         "BBR_Shallow moves the fair-share crossing with CUBIC to a smaller buffer",
         cross_s is not None and cross is not None and cross_s < cross,
         f"crossing {cross_s:.2f} BDP vs BBR's {cross:.2f} BDP" if cross_s and cross
-        else f"crossings: shallow {cross_s}, bbr {cross}", known=KNOWN.get("shallow-cross", "")))
+        else f"crossings: shallow {cross_s}, bbr {cross}", known=known(ctx, "shallow-cross")))
     # 5. medium buffers: cycling, with loss although BBR alone is loss-free there
     lm, lmb = _mean(df, "mix-2+2", "loss_pct", bdp=medium), _mean(df, "bbr-4", "loss_pct", bdp=medium)
     iqr_m, iqr_s = _mean(df, "mix-2+2", "bbr_iqr", bdp=medium), _mean(df, "mix-2+2", "bbr_iqr", bdp=lo)

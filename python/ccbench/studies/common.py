@@ -131,7 +131,8 @@ class Ctx:
     def duration(self, key: str) -> float:
         from ..config.units import parse_time
         d = self.docs[key]["duration"]
-        return float(d) if isinstance(d, (int, float)) else parse_time(d, "s")
+        return (float(d) if isinstance(d, (int, float))
+                else parse_time(d, ("duration",), bare_ns=10**9) / 1e9)
 
 
 def load_doc(study: str, fname: str) -> tuple[dict, Path]:
