@@ -27,6 +27,8 @@ STUDIES = {
     "bbr-vs-cubic": "bbr_cubic",
     "coco-beholder": "coco",
     "mobile-broadband": "mobile",
+    "cdg-hldg": "cdg",
+    "linux-evolution": "linux_evolution",
 }
 
 
