@@ -1,5 +1,6 @@
 """`ccbench` command line: a thin layer over ccbench.api (one experiment or run),
-ccbench.campaign (sweeps) and ccbench.catalogue; it imports nothing else of ccbench."""
+ccbench.campaign (sweeps), ccbench.catalogue and ccbench.studies (`ccbench study`, whose
+arguments ccbench.studies.cli registers); it imports nothing else of ccbench."""
 from __future__ import annotations
 
 import argparse
