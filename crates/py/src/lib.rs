@@ -6,7 +6,15 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use sim::{Col, Experiment, Sim};
+
+mod pycc;
+mod stepper;
+
+use pycc::{PyExternal, SchemeError};
 
 fn raw<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: plain-old-data numeric slices reinterpreted as bytes (alignment of u8 is 1).
@@ -29,23 +37,66 @@ fn col_to_py<'py>(py: Python<'py>, c: &Col) -> PyResult<(&'static str, Bound<'py
     })
 }
 
+/// The Python-scheme factory of a run: `externals` maps flow ids to `make(conn) -> (obj,
+/// kind, value)` callables (ccbench.cc.runtime).
+pub(crate) fn externals_of(externals: Option<&Bound<'_, PyDict>>) -> PyResult<Option<Arc<PyExternal>>> {
+    let Some(d) = externals else { return Ok(None) };
+    if d.is_empty() {
+        return Ok(None);
+    }
+    let mut makers = HashMap::new();
+    for (k, v) in d.iter() {
+        makers.insert(k.extract::<u32>()?, v.unbind());
+    }
+    Ok(Some(Arc::new(PyExternal::new(makers))))
+}
+
+/// Build the simulator; a Python scheme failing in its constructor raises SchemeError.
+pub(crate) fn new_sim(exp: &Experiment, ext: &Option<Arc<PyExternal>>) -> PyResult<Sim> {
+    let dynext = ext.clone().map(|e| e as Arc<dyn sim::cc::external::ExternalCc>);
+    Sim::with_external(exp, dynext).map_err(|e| match ext.as_ref().and_then(|x| x.take_error()) {
+        Some(msg) => SchemeError::new_err(msg),
+        None => PyValueError::new_err(e),
+    })
+}
+
+/// Raise the first error of a Python scheme, if any.
+pub(crate) fn check_scheme_error(ext: &Option<Arc<PyExternal>>) -> PyResult<()> {
+    match ext.as_ref().and_then(|x| x.take_error()) {
+        Some(msg) => Err(SchemeError::new_err(msg)),
+        None => Ok(()),
+    }
+}
+
 /// Run a resolved experiment. `progress(now_ns, end_ns)` is called between chunks of
-/// `chunk_ns` simulated time; Ctrl-C is honoured there. Returns
+/// `chunk_ns` simulated time; Ctrl-C is honoured there. `externals`: Python schemes by flow
+/// id (ccbench.cc.runtime); an exception in one stops the run within 1 ms of simulated time
+/// with SchemeError (flow, time, traceback). Returns
 /// `{"tables": {name: [(col, dtype, bytes, categories|None), ...]}, "stats": json_text}`.
 #[pyfunction]
-#[pyo3(signature = (experiment_json, progress=None, chunk_ns=100_000_000))]
+#[pyo3(signature = (experiment_json, progress=None, chunk_ns=100_000_000, externals=None))]
 fn run_sim<'py>(
     py: Python<'py>,
     experiment_json: &str,
     progress: Option<PyObject>,
     chunk_ns: u64,
+    externals: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let exp = Experiment::from_json(experiment_json).map_err(PyValueError::new_err)?;
-    let mut sim = Sim::new(&exp).map_err(PyValueError::new_err)?;
+    let ext = externals_of(externals.as_ref())?;
+    let mut sim = new_sim(&exp, &ext)?;
     let chunk = chunk_ns.max(1);
+    // With Python schemes the run is checked for their errors every millisecond.
+    let step = if ext.is_some() { chunk.min(1_000_000) } else { chunk };
+    let mut next_progress = sim.now().saturating_add(chunk);
     while !sim.finished() {
-        let next = sim.now().saturating_add(chunk);
+        let next = sim.now().saturating_add(step);
         sim.run_until(next);
+        check_scheme_error(&ext)?;
+        if sim.now() < next_progress && !sim.finished() {
+            continue;
+        }
+        next_progress = sim.now().saturating_add(chunk);
         if py.check_signals().is_err() {
             return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
         }
@@ -54,6 +105,11 @@ fn run_sim<'py>(
         }
     }
     let out = sim.finish();
+    Ok(output_to_py(py, &out)?)
+}
+
+/// `{"tables": ..., "stats": json}` of a finished run.
+pub(crate) fn output_to_py<'py>(py: Python<'py>, out: &sim::Output) -> PyResult<Bound<'py, PyDict>> {
     let tables = PyDict::new(py);
     for t in &out.tables {
         let cols = PyList::empty(py);
@@ -100,6 +156,8 @@ fn schemes(py: Python<'_>) -> PyResult<PyObject> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    pycc::register(m)?;
+    stepper::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

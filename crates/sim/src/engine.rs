@@ -18,10 +18,12 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 use netmodel::{DropReason, Link, PktMeta};
 
 use crate::cc;
+use crate::cc::external::ExternalCc;
 use crate::experiment::{Experiment, FlowConfig, UDP_SCHEME};
 use crate::output::{Col, Output, RunStats, Table, NULL_I64};
 use crate::record::Recorder;
@@ -182,10 +184,17 @@ pub struct Sim {
     data_in_net: u64,
     cc_scratch: Vec<(&'static str, f64)>,
     drop_scratch: Vec<(PktMeta, DropReason)>,
+    /// Source of user-supplied congestion control (cc/external.rs), asked before the registry.
+    ext: Option<Arc<dyn ExternalCc>>,
 }
 
 impl Sim {
     pub fn new(exp: &Experiment) -> Result<Self, String> {
+        Self::with_external(exp, None)
+    }
+
+    /// As [`Sim::new`], with `ext` asked first for every connection's congestion control.
+    pub fn with_external(exp: &Experiment, ext: Option<Arc<dyn ExternalCc>>) -> Result<Self, String> {
         exp.validate()?;
         if let Some(f) = exp.flows.iter().find(|f| f.path.len() > MAX_HOPS || f.rev_path.len() > MAX_HOPS) {
             return Err(format!("flow {}: routes longer than {MAX_HOPS} links are not supported", f.id + 1));
@@ -196,8 +205,7 @@ impl Sim {
         for f in &exp.flows {
             let conn = if f.arrivals.is_some() {
                 // Checked here so a bad scheme fails before the run, not at the first arrival.
-                cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, exp.seed, f.id as u64))
-                    .map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))?;
+                Self::make_cc(ext.as_deref(), f, exp.seed, f.id)?;
                 None
             } else {
                 let app = (f.app_rate_bps.is_some() || f.onoff.is_some()).then(|| {
@@ -207,7 +215,7 @@ impl Sim {
                 let ep = if f.scheme == UDP_SCHEME {
                     Endpoint::Udp { next_seq: 0, delivered_payload: 0 }
                 } else {
-                    Self::tcp_endpoint(&tcp, f, exp.seed, f.id, exp.mss, if app.is_some() { None } else { Some(f.bytes) })?
+                    Self::tcp_endpoint(ext.as_deref(), &tcp, f, exp.seed, f.id, exp.mss, if app.is_some() { None } else { Some(f.bytes) })?
                 };
                 Some(Box::new(Conn { ep, active: false, app }))
             };
@@ -239,6 +247,7 @@ impl Sim {
             data_in_net: 0,
             cc_scratch: Vec::new(),
             drop_scratch: Vec::new(),
+            ext,
         };
         for f in &exp.flows {
             if f.start_ns < sim.end {
@@ -256,10 +265,9 @@ impl Sim {
 
     /// A TCP sender/receiver pair for resolved flow `f` as connection `conn`: `bytes` =
     /// `Some(n)` a finite or bulk (`None`) flow, `None` = driven by an application model.
-    fn tcp_endpoint(tcp: &TcpConfig, f: &FlowConfig, seed: u64, conn: u32, mss: u32,
+    fn tcp_endpoint(ext: Option<&dyn ExternalCc>, tcp: &TcpConfig, f: &FlowConfig, seed: u64, conn: u32, mss: u32,
                     bytes: Option<Option<u64>>) -> Result<Endpoint, String> {
-        let cc = cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, seed, conn as u64))
-            .map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))?;
+        let cc = Self::make_cc(ext, f, seed, conn)?;
         let ftcp = crate::tcp::flow_tcp_config(tcp, f.tcp.as_ref(), f.ecn, mss, cc.as_ref());
         let receiver = TcpReceiver::new(&ftcp);
         let sender = match bytes {
@@ -267,6 +275,15 @@ impl Sim {
             None => TcpSender::new_app_driven(&ftcp, cc),
         };
         Ok(Endpoint::Tcp { sender, receiver })
+    }
+
+    /// Connection `conn`'s congestion control: `ext`'s if it claims the flow, else the registry's.
+    fn make_cc(ext: Option<&dyn ExternalCc>, f: &FlowConfig, seed: u64, conn: u32) -> Result<Box<dyn cc::CongestionControl>, String> {
+        let made = match ext.and_then(|x| x.make(f, conn)) {
+            Some(r) => r,
+            None => cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, seed, conn as u64)),
+        };
+        made.map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))
     }
 
     pub fn now(&self) -> u64 {
@@ -606,7 +623,7 @@ impl Sim {
         }
         let c = self.conns.len() as u32;
         assert!((c as u64) <= EV_IDX_MASK, "more than 2^29 connections");
-        let ep = Self::tcp_endpoint(&self.tcp, &self.cfgs[f as usize], self.seed, c, self.tcp.mss, Some(Some(size)))
+        let ep = Self::tcp_endpoint(self.ext.as_deref(), &self.tcp, &self.cfgs[f as usize], self.seed, c, self.tcp.mss, Some(Some(size)))
             .expect("scheme checked at construction");
         self.conns.push(Some(Box::new(Conn { ep, active: true, app: None })));
         self.conn_flow.push(f);

@@ -62,8 +62,10 @@ def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = Fal
     check_supported(experiment)
     cb = _progress_printer() if progress is True else (progress or None)
     text = json.dumps(experiment, sort_keys=True)
+    from ..cc.runtime import externals
+    ext = externals(experiment)  # Python schemes (docs/python-schemes.md)
     t0 = time.perf_counter()
-    out = _core.run_sim(text, cb)
+    out = _core.run_sim(text, cb, externals=ext) if ext else _core.run_sim(text, cb)
     wall = time.perf_counter() - t0
     tables = {}
     for name, cols in out["tables"].items():

@@ -68,6 +68,7 @@ class GroupSpec:
     ecn: bool | None = None          # None: negotiated iff the scheme needs it (dctcp)
     tcp: dict[str, Any] | None = None  # the group's full endpoint settings, if it has `tcp:`
     command: dict[str, Any] | None = None  # command scheme (config/commands.py), emu only
+    python: str | None = None        # Python scheme target (config/pyschemes.py), sim only
     #: Resolved workload keys copied into each flow: app_rate_bps, onoff, arrivals (workloads.py).
     workload: dict[str, Any] = field(default_factory=dict)
     #: General topology only: src/dst hosts and optional route (topology.Endpoints).
@@ -188,6 +189,7 @@ def build(run: RunSpec, groups: list[GroupSpec]) -> dict:
             "path": path, "rev_path": rev, "base_rtt_ns": rtt,
             "ecn": g.ecn, "tcp": dict(g.tcp) if g.tcp is not None else None,
             **({"command": dict(g.command)} if g.command else {}),
+            **({"python": g.python} if g.python else {}),
             **g.workload,
         })
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .commands import is_command_scheme, parse_command_scheme
+from .pyschemes import is_python_scheme, parse_python_scheme
 from .conditions import (PRESETS, Conditions, parse_delay, parse_jitter, parse_loss,
                          parse_promotion, parse_trace)
 from .errors import Collector, NotSupportedError, show
@@ -371,6 +372,9 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
     if "scheme" in g and is_command_scheme(g["scheme"][0]):
         spec.scheme, spec.command = parse_command_scheme(*g["scheme"], errs)
         spec.scheme = spec.scheme or ""
+    elif "scheme" in g and is_python_scheme(g["scheme"][0]):
+        name, spec.params, spec.python = parse_python_scheme(*g["scheme"], errs, g.get("params"))
+        spec.scheme = name or ""
     elif "scheme" in g:
         name, params, spath, ppaths = _parse_scheme(g, path, errs)
         if name is not None and name.lower() == UDP:

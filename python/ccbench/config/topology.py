@@ -328,6 +328,7 @@ def build_graph(run: RunSpec, groups: list[GroupSpec]) -> dict:
             "path": path, "rev_path": rev, "base_rtt_ns": rtt, "route": route,
             "ecn": g.ecn, "tcp": dict(g.tcp) if g.tcp is not None else None,
             **({"command": dict(g.command)} if getattr(g, "command", None) else {}),
+            **({"python": g.python} if getattr(g, "python", None) else {}),
             **g.workload,
         })
     bottlenecks: set[int] = set()

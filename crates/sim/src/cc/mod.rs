@@ -13,6 +13,7 @@
 //! `struct tcp_sock` that congestion control reads or writes. The sender keeps its
 //! live state in this struct (no copying per ACK).
 
+pub mod external;
 mod minmax;
 mod params;
 mod rng;

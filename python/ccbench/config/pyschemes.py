@@ -1,0 +1,93 @@
+"""Python schemes in an experiment file (docs/python-schemes.md)::
+
+    scheme: {python: "ccbench.schemes.reno:Reno"}
+    scheme: {python: "my_cc.py:MyCC", name: mycc, params: {alpha: 2}}
+
+Through the Python API the value of ``python:`` may also be the class (or a factory) itself.
+The resolved flow carries ``"python": target`` next to ``"scheme"`` (the name: given, else
+``py-<class>``) and ``"params"``; the simulator backend builds one object per connection
+(ccbench.cc.runtime). The target is imported here so that a wrong name, a file that does not
+import, or a parameter the class does not take is reported at its YAML path.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .conditions import BASE_DIR
+from .errors import Collector, show
+
+EXAMPLE = 'e.g. scheme: {python: "ccbench.schemes.reno:Reno", params: {}}'
+
+
+def is_python_scheme(value: Any) -> bool:
+    return isinstance(value, dict) and "python" in value
+
+
+def _default_name(target: str) -> str:
+    cls = target.rpartition(":")[2].split("#")[0].rsplit(".", 1)[-1]
+    return "py-" + cls.lower()
+
+
+def parse_python_scheme(value: dict, spath: tuple, errs: Collector,
+                        group_params: tuple[Any, tuple] | None = None
+                        ) -> tuple[str | None, dict, str | None]:
+    """-> (scheme name, params, target)."""
+    import os
+
+    from ..cc import runtime
+
+    target: str | None = None
+    name: str | None = None
+    params: dict[str, Any] = {}
+    for k, v in value.items():
+        key = str(k)
+        if key == "python":
+            if isinstance(v, str) and v.strip():
+                target = v.strip()
+                mod, sep, attr = target.rpartition(":")
+                if sep and mod.endswith(".py") and not os.path.isabs(mod):
+                    base = BASE_DIR.get()
+                    if not os.path.isfile(mod) and base and os.path.isfile(os.path.join(base, mod)):
+                        mod = os.path.join(base, mod)
+                    target = os.path.abspath(mod) + ":" + attr
+            elif callable(v):
+                target = runtime.register(v)
+            else:
+                errs.error(spath + (k,), f"{show(v)} is not a Python class reference", EXAMPLE, v)
+        elif key == "name":
+            if isinstance(v, str) and v.strip():
+                name = v.strip()
+            else:
+                errs.error(spath + (k,), f"{show(v)} is not a scheme name", "write a short text", v)
+        elif key == "params":
+            if isinstance(v, dict):
+                params.update({str(a): b for a, b in v.items()})
+            else:
+                errs.error(spath + (k,), f"{show(v)} is not a mapping", "e.g. params: {alpha: 2}", v)
+        else:
+            errs.error(spath + (k,), f"unknown key {show(k)} in a Python scheme",
+                       "a Python scheme has `python:`, and optionally `name:` and `params:`", v)
+    if group_params is not None:
+        pv, ppath = group_params
+        if isinstance(pv, dict):
+            for a, b in pv.items():
+                if str(a) in params:
+                    errs.error(ppath + (a,), f"parameter {show(a)} is also set in scheme",
+                               "set it in one place", b)
+                params[str(a)] = b
+        else:
+            errs.error(ppath, f"{show(pv)} is not a mapping", "e.g. params: {alpha: 2}", pv)
+    if target is None:
+        return name, params, None
+    try:
+        problem = runtime.check_params(target, params)
+    except runtime.TargetError as e:
+        errs.error(spath + ("python",), str(e), EXAMPLE, value.get("python"))
+        return name, params, None
+    if problem:
+        errs.error(spath + ("params",), f"parameters do not fit: {problem}",
+                   "give the keywords the class's __init__ takes", params)
+    return name or _default_name(target), params, target
+
+
+__all__ = ["is_python_scheme", "parse_python_scheme"]
