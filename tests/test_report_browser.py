@@ -38,3 +38,31 @@ def test_comparison_report_in_headless_chromium(tmp_path):
     assert got["errors"] == [] and got["requests"] == []
     assert got["plots"] == 4 and got["zoom"] == {"start": 1, "end": 2}
     assert got["screenshot"].stat().st_size > 20_000
+
+
+def test_campaign_report_in_headless_chromium(tmp_path):
+    import yaml
+    from ccbench.campaign import load_index, run_campaign
+    from ccbench.report.campaign import figures, write_campaign_report
+    doc = {"duration": 1, "seed": 3, "central": {"rate": "10Mbit", "delay": "10ms", "queue": "1bdp"},
+           "flows": [{"scheme": "bbr"}, {"scheme": "cubic"}],
+           "sweep": {"axes": {"central.queue": ["0.5bdp", "2bdp", "8bdp"],
+                              "central.loss": [0, 0.01]}, "repeats": 2},
+           "expect": [{"metric": "throughput", "scheme": "cubic", "monotone": "increasing",
+                       "in": "central.queue"}]}
+    f = tmp_path / "camp.yaml"
+    f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "camp"
+    assert run_campaign(f, out, jobs=1, progress=False).ok
+    report = write_campaign_report(out)
+    html = report.read_text()
+    assert "Campaign expectations: " in html
+    _, sections = figures(load_index(out), out)
+    n = sum(len(fs) for _, _, fs in sections)
+    kinds = {k for k, _, _ in sections}
+    assert kinds == {"metric", "box", "heat"} and n >= 14  # 2 facets per metric, heat maps
+    got = probe(report, tmp_path, "throughput (Mbit/s) vs central.queue",
+                "p95 one-way delay (ms) vs central.queue", "campaign.png")
+    assert got["errors"] == [] and got["requests"] == []
+    assert got["plots"] == n and got["zoom"] == {"start": 1, "end": 2}
+    assert got["screenshot"].stat().st_size > 20_000

@@ -136,7 +136,26 @@ def _check(res, junit_path=None, expect_file=None):
     return verdicts
 
 
+def _print_verdicts(verdicts, junit_path, suite: str, what: str = "expectations") -> None:
+    from . import api
+    if verdicts:
+        fails = sum(not v.passed for v in verdicts)
+        print(f"{what}: {len(verdicts) - fails} passed, {fails} failed")
+        for v in verdicts:
+            print("  " + v.line())
+    if junit_path:
+        Path(junit_path).write_text(api.junit(verdicts, suite))
+
+
 def cmd_check(a) -> int:
+    from . import campaign
+    if campaign.is_campaign_dir(a.dir):
+        verdicts = campaign.check(a.dir, a.expect)
+        _print_verdicts(verdicts, a.junit, str(a.dir), "campaign expectations")
+        if not verdicts:
+            print(f"{a.dir}: no campaign expectations (add an expect: list to the campaign "
+                  "file and rerun ccbench sweep, or --expect FILE)")
+        return 1 if any(not v.passed for v in verdicts) else 0
     from . import api
     res = api.load(a.dir)
     verdicts = _check(res, a.junit, a.expect)
@@ -173,7 +192,10 @@ def cmd_plot(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from . import api
+    from . import api, campaign
+    if campaign.is_campaign_dir(a.dir):
+        print(campaign.report(a.dir, level=a.level, x=a.x))
+        return 0
     print(api.report(a.dir, interval=a.interval))
     return 0
 
@@ -316,7 +338,15 @@ def cmd_sweep(a) -> int:
               file=sys.stderr)
         return 130
     print(res.summary())
-    return 0 if res.ok else 1
+    verdicts = []
+    if res.index.height:
+        verdicts = campaign.check(res.out_dir, index=res.index)
+        _print_verdicts(verdicts, a.junit, str(a.file), "campaign expectations")
+        if not a.no_report:
+            print(f"report: {campaign.report(res.out_dir, verdicts=verdicts)}")
+    elif a.junit:
+        _print_verdicts([], a.junit, str(a.file))
+    return 0 if res.ok and all(v.passed for v in verdicts) else 1
 
 
 def cmd_aggregate(a) -> int:
@@ -407,17 +437,23 @@ def build_parser() -> argparse.ArgumentParser:
     pl_.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
     pl_.set_defaults(fn=cmd_plot)
 
-    ck = sub.add_parser("check", help="evaluate a run's expectations (expect:); exit code 1 "
-                        "when any fails")
-    ck.add_argument("dir", help="results directory")
+    ck = sub.add_parser("check", help="evaluate the expectations (expect:) of a run or a "
+                        "campaign; exit code 1 when any fails")
+    ck.add_argument("dir", help="results directory, or campaign directory (over aggregates)")
     ck.add_argument("--expect", metavar="FILE", help="take the expect: list from this YAML file "
-                    "(an experiment file or a bare list) instead of the run's own")
+                    "(an experiment or campaign file, or a bare list) instead of the recorded one")
     ck.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
     ck.set_defaults(fn=cmd_check)
 
-    rp = sub.add_parser("report", help="write DIR/report.html: self-contained, interactive, works offline")
-    rp.add_argument("dir")
-    rp.add_argument("-i", "--interval", type=float, default=0.5)
+    rp = sub.add_parser("report", help="write DIR/report.html for a run or a campaign "
+                        "directory: self-contained, interactive, works offline")
+    rp.add_argument("dir", help="a results directory (ccbench run) or a campaign directory "
+                    "(ccbench sweep)")
+    rp.add_argument("-i", "--interval", type=float, default=0.5, help="run: aggregation interval, s")
+    rp.add_argument("--level", type=float, default=0.95,
+                    help="campaign: confidence level of the bands (default 0.95)")
+    rp.add_argument("--x", metavar="AXIS", help="campaign: the axis on the x axis (default: "
+                    "the first numeric axis)")
     rp.set_defaults(fn=cmd_report)
 
     s = sub.add_parser("stats", help="print the statistics of a results directory")
@@ -474,10 +510,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="points listed by --dry-run (default 50)")
     sw.add_argument("--packets", action="store_true",
                     help="keep per-packet records (off by default in campaigns)")
-    sw.add_argument("--plots", action="store_true", help="plot every run (off by default)")
+    sw.add_argument("--plots", action="store_true",
+                    help="plot every run: its report.html and static PNGs (off by default)")
     sw.add_argument("--allow-mixed-versions", action="store_true",
                     help="add to a DIR that holds runs of another ccbench version or commit")
     sw.add_argument("--quiet", action="store_true", help="no progress output")
+    sw.add_argument("--no-report", action="store_true",
+                    help="do not write DIR/report.html (the interactive campaign report)")
+    sw.add_argument("--junit", metavar="FILE",
+                    help="write the campaign expectations' verdicts as JUnit XML")
     sw.set_defaults(fn=cmd_sweep)
 
     ag = sub.add_parser("aggregate", help="statistics across repeats of a campaign: n, mean, "

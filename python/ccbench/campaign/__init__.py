@@ -39,6 +39,27 @@ def is_campaign_file(path: str | Path) -> bool:
         return False
 
 
+def is_campaign_dir(path: str | Path) -> bool:
+    """Is ``path`` a campaign directory (written by ``ccbench sweep``)?"""
+    return (Path(path) / "campaign.json").is_file()
+
+
+def check(campaign_dir: str | Path, expect: str | Path | None = None, *,
+          index: pl.DataFrame | None = None) -> list:
+    """Verdicts of a campaign directory's expectations (docs/expectations.md, "Campaigns"):
+    those recorded by its last sweep, or ``expect``'s (a campaign file, or a YAML file with an
+    ``expect:`` list or a bare list). Each verdict has ``.passed`` and ``.line()``."""
+    from .expect import check_dir
+    return check_dir(campaign_dir, expect, index=index)
+
+
+def report(campaign_dir: str | Path, *, level: float = 0.95, x: str | None = None,
+           verdicts=None) -> Path:
+    """Write the campaign's self-contained interactive page, DIR/report.html."""
+    from ..report.campaign import write_campaign_report
+    return write_campaign_report(campaign_dir, level=level, x=x, verdicts=verdicts)
+
+
 def plot(campaign_dir: str | Path, out_dir: str | Path | None = None, *, x: str | None = None,
          by=("scheme",), metrics=None, level: float = 0.95, fmt: str = "png") -> list[Path]:
     """The campaign figures (``ccbench aggregate --plot``): each metric's mean ± CI against an
@@ -79,6 +100,6 @@ def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
     return res.index
 
 
-__all__ = ["Campaign", "CampaignDirError", "CampaignError", "CampaignResult", "Plan", "PlanErrors", "aggregate",
+__all__ = ["check", "is_campaign_dir", "report", "Campaign", "CampaignDirError", "CampaignError", "CampaignResult", "Plan", "PlanErrors", "aggregate",
            "derive_seed", "expand", "is_campaign", "is_campaign_file", "load_campaign",
            "load_index", "parse_campaign", "plan", "plot", "run_campaign", "run_key", "stats_text", "sweep", "t_quantile"]

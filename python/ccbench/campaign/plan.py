@@ -353,9 +353,26 @@ def expand(campaign: Campaign, *, backend: str = "sim", packets: bool = False,
             errs.append(ConfigError(e.path_parts, msg, e.hint, e.value, source=e.source,
                                     line=e.line))
         raise PlanErrors(errs, n_bad, n_points)
+    if c.expect:
+        _check_expect(c, runs)
     cols = list(c.columns) + [d.name for d in c.derived if d.name not in c.columns]
     return Plan(campaign=c, backend=backend, points=points, runs=runs, excluded=excluded,
                 columns=cols)
+
+
+def _check_expect(c: Campaign, runs: list) -> None:
+    """The campaign expectations' selections must match flows of the plan's runs."""
+    from .expect import check_selection
+    seen: dict[str, set] = {"scheme": set(), "direction": set(), "group": set(), "flow": set(),
+                            "flow_label": set()}
+    for r in runs:
+        for f in r.experiment.get("flows", []):
+            for k, fk in (("scheme", "scheme"), ("direction", "direction"), ("group", "group"),
+                          ("flow", "id"), ("flow_label", "label")):
+                seen[k].add(str(f.get(fk)))
+    bad = check_selection(c.expect, seen)
+    if bad:
+        raise ConfigErrors([ConfigError(p, m, h, v, source=c.campaign_file) for p, m, h, v in bad])
 
 
 __all__ = ["Plan", "Point", "Run", "PlanErrors", "expand", "derive_seed", "run_key",

@@ -25,7 +25,7 @@ from .paths import PathError, parse_path
 TOP_NAMES = {canon for k in TOP_KEYS for canon in (k.name, *k.aliases)}
 SWEEP_KEYS = ("axes", "zip", "variants", "derive", "where", "exclude", "label", "repeats",
               "seeds")
-CAMPAIGN_KEYS = ("base", "overrides", "sweep", "repeats", "name")
+CAMPAIGN_KEYS = ("base", "overrides", "sweep", "repeats", "name", "expect")
 SEED_MODES = ("per-point", "shared")
 RESERVED_NAMES = {"point", "label", "repeat", "seed", "run_key", "variant", "flow", "group",
                   "scheme", "direction", "flow_label", "ccbench_version"}
@@ -77,6 +77,7 @@ class Campaign:
     seeds: str = "per-point"
     name: str = "campaign"
     campaign_file: str | None = None
+    expect: list = field(default_factory=list)  # campaign expectations (campaign/expect.py)
 
     @property
     def axes(self) -> list[Axis]:
@@ -472,14 +473,25 @@ def parse_campaign(doc: Any, *, source: str = "<string>", base_dir: str | None =
                     errs.error(("overrides", p), str(e), "", p)
         sweep_doc = doc.get("sweep")
         reps = doc.get("repeats")
+        expect_doc = doc.get("expect")
     else:
         sweep_doc = doc.pop("sweep", None)
+        expect_doc = doc.pop("expect", None)  # over aggregates, not a run's own expect:
         reps = None
         for k in ("repeats", "repeat"):
             if k in doc:
                 reps = doc.pop(k)
         c.doc = doc
     _parse_sweep(sweep_doc, c, errs)
+    if expect_doc is not None:
+        from .expect import parse as parse_expect
+        cols: dict = {}
+        for d in c.dims:
+            if d.variants:
+                cols["variant"] = [v[0] for v in d.variants]
+            for a in d.axes:
+                cols[a.name] = list(a.values)
+        c.expect = parse_expect(expect_doc, cols, errs)
     if reps is not None:
         if isinstance(sweep_doc, dict) and "repeats" in sweep_doc:
             errs.error(("repeats",), "repeats is given twice (top level and in sweep:)",

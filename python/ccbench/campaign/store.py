@@ -176,7 +176,8 @@ class Store:
                   "updated": _now(),
                   "plan": {"points": len(plan.points), "repeats": c.repeats,
                            "runs": len(plan.runs), "columns": plan.columns,
-                           "seeds": c.seeds, "backend": backend}})
+                           "seeds": c.seeds, "backend": backend},
+                  "expect": list(getattr(c, "expect", None) or [])})
         m["sessions"].append({**self.prov, "started": _now(), "executor": executor,
                               "pid": os.getpid(), "host": socket.gethostname(), **options})
         self.write_manifest()

@@ -19,7 +19,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from ..campaign.aggregate import aggregate, swept_columns  # noqa: E402
+from ..campaign.aggregate import aggregate  # noqa: E402
+from ..campaign.layout import choose, numeric_axis  # noqa: E402
+from ..campaign.layout import hue as _hue  # noqa: E402
 from ..campaign.index import load_index  # noqa: E402
 
 LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way delay (ms)",
@@ -28,27 +30,6 @@ LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way
           "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
           "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)"}
 DEFAULT_METRICS = ("avg_tput_mbps", "p95_delay_ms", "loss_pct", "jain", "utilization_pct")
-_NUM = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/µ]*)\s*$")
-
-
-def numeric_axis(values: Sequence) -> tuple[list[float], str] | None:
-    """Numbers of an axis's values and their common unit, or None if not numeric."""
-    nums, units = [], set()
-    for v in values:
-        if isinstance(v, bool) or v is None:
-            return None
-        if isinstance(v, (int, float)):
-            nums.append(float(v))
-            units.add("")
-            continue
-        m = _NUM.match(str(v))
-        if not m:
-            return None
-        nums.append(float(m.group(1)))
-        units.add(m.group(2))
-    return (nums, units.pop()) if len(units) == 1 else None
-
-
 def _x(df: pl.DataFrame, col: str):
     """(x positions, tick labels, numeric?, unit) for the values of ``col`` in ``df``."""
     vals = df[col].to_list()
@@ -63,13 +44,6 @@ def _x(df: pl.DataFrame, col: str):
 def _log_scale(xs: np.ndarray) -> bool:
     xs = xs[np.isfinite(xs)]
     return bool(len(xs) and xs.min() > 0 and xs.max() / xs.min() > 20)
-
-
-def _hue(df: pl.DataFrame, by: Sequence[str]) -> pl.Series:
-    if not by:
-        return pl.Series("hue", ["all"] * df.height)
-    return df.select(pl.concat_str([pl.col(b).cast(pl.String) for b in by], separator=" ")
-                     .alias("hue"))["hue"]
 
 
 def plot_metric(stats: pl.DataFrame, x: str, metric: str, path, *, by: Sequence[str] = (),
@@ -215,25 +189,8 @@ def plot_campaign(campaign_dir, out_dir=None, *, x: str | None = None,
     index = load_index(root)
     out = Path(out_dir) if out_dir else root / "plots"
     out.mkdir(parents=True, exist_ok=True)
-    swept = [c for c in swept_columns(index, root) if index[c].n_unique() > 1]
-    if not swept:
-        raise ValueError(f"{root}: no axis takes more than one value; nothing to plot against")
-    numeric = [c for c in swept if numeric_axis(index[c].unique().to_list()) is not None]
-    if x is None:
-        x = (numeric or swept)[0]
-    elif x not in index.columns:
-        raise ValueError(f"--x {x!r} is not a swept column; axes: {', '.join(swept)}")
-    by = [b for b in by if b != x]
-    others = [c for c in swept if c != x]
-    if (not by or _hue(index, by).n_unique() == 1) and others:
-        by, others = [others[0]], others[1:]  # lines: the next axis
-    hued = index.with_columns(_hue(index, by))
-
-    def determines(c: str) -> bool:  # a facet per value of c would hold one line each
-        return hued.group_by(c).agg(pl.col("hue").n_unique())["hue"].max() == 1
-
-    facet = next((c for c in others if index[c].n_unique() <= 6 and c not in by
-                  and not determines(c)), None)
+    lay = choose(index, root, x=x, by=by)
+    x, by, facet, numeric = lay.x, lay.by, lay.facet, lay.numeric
     stats = aggregate(index, by=by, metrics=list(metrics), level=level)
     files = []
     for m in metrics:

@@ -70,18 +70,23 @@ def _provenance(results: Results) -> str:
             + html.escape(json.dumps(results.experiment, indent=1, default=str)) + "</pre></details>")
 
 
-def _verdicts_panel(verdicts) -> str:
+def _verdicts_panel(verdicts, title: str = "Expectations") -> str:
+    """The pass/fail panel at the top of a report (run or campaign verdicts)."""
     if not verdicts:
         return ""
     from ..expect import METRICS
+
+    def unit(v):
+        u = getattr(v, "unit", None)
+        return u if u is not None else METRICS.get(v.metric, ("",))[0]
     fails = sum(not v.passed for v in verdicts)
     rows = "".join(
         f"<tr class='{'ok' if v.passed else 'bad'}'><td class='l'>{'PASS' if v.passed else 'FAIL'}</td>"
         f"<td class='l'>{html.escape(v.name)}</td><td>{_fmt(v.value, '.4g')} "
-        f"{html.escape(METRICS[v.metric][0])}</td>"
+        f"{html.escape(unit(v))}</td>"
         f"<td class='l'>{html.escape(v.bound)}</td><td class='l'>{html.escape(v.detail)}</td></tr>"
         for v in verdicts)
-    return (f"<div class='verdicts {'bad' if fails else 'ok'}'><b>Expectations: "
+    return (f"<div class='verdicts {'bad' if fails else 'ok'}'><b>{html.escape(title)}: "
             f"{len(verdicts) - fails} passed, {fails} failed</b><table><tr><th class='l'>verdict</th>"
             f"<th class='l'>expectation</th><th>measured</th><th class='l'>bound</th>"
             f"<th class='l'>note</th></tr>{rows}</table></div>")

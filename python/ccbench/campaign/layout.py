@@ -1,0 +1,94 @@
+"""How a campaign is laid out for plotting: which swept column goes on the x axis, which
+groups get one line each, which axis gets one panel per value — shared by the static plots
+(ccbench.plots.campaign) and the interactive campaign report (ccbench.report.campaign).
+
+Axis values written with a unit (``0.25bdp``, ``10Mbit``, ``20ms``) count as numbers when
+every value of the axis carries the same unit.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import polars as pl
+
+from .aggregate import swept_columns
+
+_NUM = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/µ]*)\s*$")
+
+
+def numeric_axis(values: Sequence) -> tuple[list[float], str] | None:
+    """Numbers of an axis's values and their common unit, or None if not numeric."""
+    nums, units = [], set()
+    for v in values:
+        if isinstance(v, bool) or v is None:
+            return None
+        if isinstance(v, (int, float)):
+            nums.append(float(v))
+            units.add("")
+            continue
+        m = _NUM.match(str(v))
+        if not m:
+            return None
+        nums.append(float(m.group(1)))
+        units.add(m.group(2))
+    return (nums, units.pop()) if len(units) == 1 else None
+
+
+def ordered(values: Sequence) -> list:
+    """Distinct values in plotting order: by number for a numeric axis, else first seen."""
+    vals = list(dict.fromkeys(values))
+    num = numeric_axis(vals)
+    if num is not None:
+        vals = [v for _, v in sorted(zip(num[0], vals), key=lambda p: p[0])]
+    return vals
+
+
+def hue(df: pl.DataFrame, by: Sequence[str]) -> pl.Series:
+    """One text per row naming its ``by`` group ("all" without groups)."""
+    if not by:
+        return pl.Series("hue", ["all"] * df.height)
+    return df.select(pl.concat_str([pl.col(b).cast(pl.String) for b in by], separator=" ")
+                     .alias("hue"))["hue"]
+
+
+@dataclass
+class Layout:
+    x: str  # the swept column on the x axis
+    by: list[str]  # one line per group of these columns
+    facet: str | None  # one panel per value of this column
+    swept: list[str]  # swept columns that take more than one value
+    numeric: list[str]  # those of them that are numeric
+
+
+def choose(index: pl.DataFrame, root: Path | None = None, *, x: str | None = None,
+           by: Sequence[str] = ("scheme",)) -> Layout:
+    """x: ``x`` or the first numeric swept axis (else the first axis); lines: ``by`` unless it
+    has one group, then the next axis; a facet: a further axis with at most 6 values that
+    does not determine the line (a panel per value would hold a single line)."""
+    swept = [c for c in swept_columns(index, root) if index[c].n_unique() > 1]
+    if not swept:
+        raise ValueError(f"{root or 'the index'}: no axis takes more than one value; nothing "
+                         "to plot against")
+    numeric = [c for c in swept if numeric_axis(index[c].unique().to_list()) is not None]
+    if x is None:
+        x = (numeric or swept)[0]
+    elif x not in index.columns:
+        raise ValueError(f"--x {x!r} is not a swept column; axes: {', '.join(swept)}")
+    by = [b for b in by if b != x]
+    others = [c for c in swept if c != x]
+    if (not by or hue(index, by).n_unique() == 1) and others:
+        by, others = [others[0]], others[1:]  # lines: the next axis
+    hued = index.with_columns(hue(index, by))
+
+    def determines(c: str) -> bool:
+        return hued.group_by(c).agg(pl.col("hue").n_unique())["hue"].max() == 1
+
+    facet = next((c for c in others if index[c].n_unique() <= 6 and c not in by
+                  and not determines(c)), None)
+    return Layout(x=x, by=list(by), facet=facet, swept=swept, numeric=numeric)
+
+
+__all__ = ["Layout", "choose", "hue", "numeric_axis", "ordered"]
