@@ -320,6 +320,10 @@ class Emulation:
             "net.ipv4.tcp_rmem": f"4096 131072 {buf}",
             "net.ipv4.tcp_wmem": f"4096 16384 {buf}",
             "net.ipv4.tcp_slow_start_after_idle": "1" if tcp.get("slow_start_after_idle", True) else "0",
+            # tail loss probes: 0 disables, 3 (the default) enables; SACK compression: 0 ACKs
+            # every out-of-order segment at once (a TCP profile older than 3.10 / 4.18 sets both)
+            "net.ipv4.tcp_early_retrans": "3" if tcp.get("tlp", True) else "0",
+            "net.ipv4.tcp_comp_sack_nr": "44" if tcp.get("sack_compression", True) else "0",
         }
 
     def _route_opts(self) -> str:

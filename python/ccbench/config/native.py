@@ -41,7 +41,7 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
-            Key("slow-start-after-idle")]
+            Key("slow-start-after-idle"), Key("tlp"), Key("sack-compression"), Key("profile")]
 CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
                 Key("jitter"), Key("loss"), Key("trace"), Key("promotion"), Key("preset")]
 LINK_RESERVED: dict[str, str] = {}
@@ -176,6 +176,17 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
     t = take(value, path, TCP_KEYS, errs)
     if t is None:
         return tcp
+    if "profile" in t:
+        # a Linux stack generation (profiles.py): its values first, the keys beside it win
+        from .profiles import PROFILES, profile_values
+        pv, ppath = t["profile"]
+        vals = profile_values(pv)
+        if vals is None:
+            errs.error(ppath, f"unknown TCP profile {show(pv)}",
+                       "known profiles: " + ", ".join(PROFILES), pv)
+        else:
+            tcp.update(vals)
+            tcp["profile"] = str(pv).strip().lower()
     tcp["rwnd_bytes"] = _get(t, "rwnd", parse_payload_size, errs, tcp["rwnd_bytes"], mss=mss,
                              what="a window size")
     tcp["init_cwnd"] = _get(t, "init-cwnd", parse_int, errs, tcp["init_cwnd"],
@@ -203,6 +214,11 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         # written only when given: the simulator's default (on, as Linux) then applies, and
         # resolved experiments that do not use it stay byte-identical
         tcp["slow_start_after_idle"] = _get(t, "slow-start-after-idle", parse_bool, errs, True)
+    # written only when given (or set by a profile), like slow-start-after-idle
+    if "tlp" in t:
+        tcp["tlp"] = _get(t, "tlp", parse_bool, errs, True)
+    if "sack-compression" in t:
+        tcp["sack_compression"] = _get(t, "sack-compression", parse_bool, errs, True)
     return tcp
 
 
