@@ -65,13 +65,14 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
 
 
 def kernel(key: str, doc: dict, scale: str) -> dict | None:
-    """This kernel has reno and cubic: the single-flow runs at 0 and 2 % loss, one repeat."""
+    """This kernel has reno and cubic: the single-flow runs without loss, one repeat, 20 s (the
+    5 MiB take about 3 s; the run is real time)."""
     if key != "sim1" or scale == "reduced":
         return None
     return patch(doc, {("sweep", "axes", "cc"): {"path": "flows[0].scheme", "values": ["reno", "cubic"]},
-                       ("sweep", "axes", "loss"): {"path": "central.loss.left", "values": [0, 0.02]},
+                       ("sweep", "axes", "loss"): {"path": "central.loss.left", "values": [0]},
                        ("sweep", "axes", "profile"): {"path": "tcp.profile", "values": ["current"]},
-                       "sweep.repeats": 1})
+                       "sweep.repeats": 1, "duration": 20})
 
 
 def main_flow(ctx: Ctx, key: str, kernel: bool = False) -> pl.DataFrame:
@@ -124,14 +125,14 @@ def analyse(ctx: Ctx) -> Output:
         for x in losses[1:]:
             row.append(f"{_ci(s1, 'goodput_kBps', cc=cc, x=x, profile=profs[-1])[0]:.0f}")
         if k1 is not None:
-            row += [f"{_ci(k1, 'goodput_kBps', cc=cc, x=x)[0]:.0f}" if k1.filter(pl.col("cc") == cc).height
-                    else "–" for x in (0, 0.02)]
+            row.append(f"{_ci(k1, 'goodput_kBps', cc=cc, x=0)[0]:.0f}"
+                       if k1.filter(pl.col("cc") == cc).height else "–")
         rows.append(row)
     out.tables.append(Table(
         "Simulation 1: goodput of the 5-MiB transfer, kB/s",
         ["CC", "published, CSMA (best kernel)"] + [f"ccbench {pr}, 0 % (90 % CI)" for pr in profs]
         + [f"ccbench {profs[-1]}, loss {x * 100:g} %" for x in losses[1:]]
-        + (["kernel 0 %", "kernel 2 %"] if k1 is not None else []), rows,
+        + (["kernel (this machine's Linux) 0 %"] if k1 is not None else []), rows,
         note="The published goodputs are capped by the half-duplex CSMA channel at about "
              "1460 B / (2 × 98.06 ms) = 7.44 kB/s; on the full-duplex link the same transfer "
              "runs at hundreds of kB/s to MB/s. Compare rankings, not values. 'kernel' is this "
