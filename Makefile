@@ -7,7 +7,7 @@ STAMPS  := $(CURDIR)/.stamps
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: demo test build setup rust-test py-test browser bench campaigns clean-results
+.PHONY: demo test build setup rust-test py-test browser bench campaigns studies studies-reduced clean-results
 
 demo: build
 	$(PY) -m ccbench run examples/quickstart.yaml -o results/quickstart
@@ -49,6 +49,15 @@ campaigns: build
 	$(PY) -m ccbench aggregate results/campaigns/bbr-vs-cubic --metric avg_tput_mbps,p95_delay_ms --plot
 	$(PY) -m ccbench sweep examples/campaigns/loss-grid.yaml -o results/campaigns/loss-grid
 	$(PY) -m ccbench aggregate results/campaigns/loss-grid --level 0.9 --metric avg_tput_mbps --plot
+
+# The source studies (examples/studies/, docs/studies.md): every campaign, RESULTS.md and figures
+# into results/study-<name>/. SCALE=full (hours on two cores), medium (minutes) or reduced (CI).
+SCALE ?= medium
+studies: build
+	$(PY) -m ccbench study all --scale $(SCALE) -o results
+
+studies-reduced: build
+	$(PY) -m ccbench study all --reduced -o results/reduced
 
 clean-results:
 	rm -rf results
