@@ -20,7 +20,8 @@ from pathlib import Path
 
 import polars as pl
 
-from .common import STUDIES_DIR, Ctx, Output, load_doc, run_campaign_doc, write_results
+from .common import (STUDIES_DIR, Check, Ctx, Output, load_doc, run_campaign_doc,
+                     write_results)
 
 # CLI name -> module, in the order of docs/studies.md
 STUDIES = {
@@ -89,6 +90,17 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
     ctx = Ctx(out=out, scale=scale, index=index, kernel_index=kindex, docs=docs,
               figdir=out / "figures")
     output = mod.analyse(ctx)
+    # the campaign files' own expect: lists (docs/expectations.md, "Campaigns"), evaluated on
+    # the campaigns as they ran at this scale
+    from ..campaign import check as campaign_check
+    for key in mod.CAMPAIGNS:
+        if not docs[key].get("expect"):
+            continue
+        path = STUDIES_DIR / name / mod.CAMPAIGNS[key]
+        for v in campaign_check(out / key, path, index=index[key]):
+            measured = v.line().split(f"{v.name}: ", 1)[-1]
+            output.checks.append(Check(f"`{mod.CAMPAIGNS[key]}` expect: {v.name}", v.passed,
+                                       measured))
     cmd = (f"ccbench study {name}" + (f" --scale {scale}" if scale != "full" else "")
            + (" --kernel" if kernel else "") + " -o DIR")
     md = write_results(out, title=mod.TITLE, study=name, scale=scale, kernel=bool(kindex),

@@ -61,7 +61,7 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
                            A + ("loss",): {"path": "central.loss.left", "values": [0, 0.02]},
                            A + ("profile",): prof, "sweep.repeats": 2})
     return patch(doc, {A + ("cc",): {"path": "flows[0].scheme", "values": ["cubic", "lp"]},
-                       A + ("n",): [2, 8], A + ("profile",): prof, "sweep.repeats": 2})
+                       A + ("clients",): [2, 8], A + ("profile",): prof, "sweep.repeats": 2})
 
 
 def kernel(key: str, doc: dict, scale: str) -> dict | None:
@@ -85,7 +85,7 @@ def main_flow(ctx: Ctx, key: str, kernel: bool = False) -> pl.DataFrame:
         fs = pl.read_parquet(d / "flowstats.parquet").filter(pl.col("flow") == 0).row(0, named=True)
         done = fs["completed_ns"]
         t = (done - fs["start_ns"]) / 1e9 if done is not None else float("nan")
-        rows.append({"cc": r["cc"], "x": r["loss"] if key == "sim1" else r["n"],
+        rows.append({"cc": r["cc"], "x": r["loss"] if key == "sim1" else r["clients"],
                      "profile": r.get("profile") or "current", "repeat": r["repeat"],
                      "delay_s": t, "goodput_kBps": fs["app_bytes"] / 1000 / t if done else float("nan"),
                      "retrans_share": fs["retrans_pkts"] / max(fs["sent_pkts"], 1)})
