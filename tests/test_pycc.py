@@ -147,3 +147,24 @@ def test_config_errors_name_the_field(scheme, fragment):
                         "flows": [{"scheme": scheme}]})
     text = str(ei.value)
     assert "flows[0].scheme" in text and fragment in text, text
+
+
+def test_emulation_backend_refuses_python_schemes_with_the_fix():
+    from ccbench.doctor import EmuUnavailable, preflight
+    exp = experiment([{"scheme": {"python": "ccbench.schemes.reno:Reno"}, "flows": 1}], duration=1)
+    with pytest.raises(EmuUnavailable, match="Python scheme .*--backend sim"):
+        preflight(exp)
+
+
+def test_campaign_runs_a_python_scheme_in_pool_workers(tmp_path):
+    """Workers import the `module:Class` target themselves; results are the Rust Reno's."""
+    camp = {"duration": 2, "seed": 1, "central": {"rate": "20Mbit", "delay": "10ms", "queue": 50},
+            "flows": [{"scheme": "reno", "flows": 1}],
+            "sweep": {"axes": {"cc": {"path": "flows[0].scheme",
+                                      "values": ["reno", {"python": "ccbench.schemes.reno:Reno"}]}}}}
+    from ccbench.campaign import parse_campaign
+    index = ccbench.sweep(parse_campaign(camp), tmp_path / "c", jobs=2)
+    index = index.sort("point")
+    assert index["scheme"].to_list() == ["reno", "py-reno"]
+    tput = index["avg_tput_mbps"].to_list()
+    assert tput[0] > 15 and tput[0] == tput[1]

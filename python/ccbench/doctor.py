@@ -133,6 +133,12 @@ def preflight(experiment: dict) -> list[Check]:
         # UDP CBR, app-rate, on/off and arrivals run on the agent (docs/emulation.md, "Workloads")
         if f["scheme"] == "udp":
             continue
+        if f.get("python"):
+            problems.append(
+                f"flow {f['id']} ({f.get('label', '')}) is a Python scheme ({f['python']}): Python "
+                "congestion control runs in the simulator's TCP endpoint only "
+                "(docs/python-schemes.md). Fix: run it with --backend sim")
+            continue
         if f["scheme"] not in avail:
             problems.append(
                 f"flow {f['id']} ({f.get('label', '')}) uses congestion control {f['scheme']!r}, which "

@@ -377,3 +377,91 @@ impl CongestionControl for Periodic {
         self.needs_ecn
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records the statistics it sees and commands 8 Mbit/s, then a 30-packet window.
+    struct Probe(Arc<Mutex<Vec<IntervalStats>>>);
+    impl Driver for Probe {
+        fn init(&mut self, _sk: &Sock) -> Result<Command, String> {
+            Ok(Command { cwnd: None, pacing_rate_bps: Some(8e6) })
+        }
+        fn on_interval(&mut self, _sk: &Sock, st: &IntervalStats) -> Result<Command, String> {
+            let mut v = self.0.lock().unwrap();
+            v.push(*st);
+            Ok(if v.len() >= 2 { Command { cwnd: Some(30), pacing_rate_bps: None } } else { Command::default() })
+        }
+    }
+
+    fn ack(p: &mut Periodic, sk: &mut Sock, t_ms: u64, rtt_us: i64) {
+        sk.now_ns = t_ms * 1_000_000;
+        sk.now_us = sk.now_ns / 1000;
+        sk.delivered += 2;
+        sk.snd_nxt += 2 * 1448;
+        let rs = RateSample { rtt_us, delivered: 2, interval_us: 1000, ..RateSample::default() };
+        assert!(p.cong_control(sk, &rs));
+    }
+
+    #[test]
+    fn periodic_calls_the_driver_per_interval_and_applies_its_command() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (mut p, h) = Periodic::new("probe", Interval::Fixed(10_000_000), Some(Box::new(Probe(seen.clone()))), false);
+        let mut sk = Sock::new(1448, 10);
+        sk.srtt_us = 20_000;
+        p.init(&mut sk);
+        // Only a rate: paced, cwnd = 2 x rate x sRTT = 2 x 8e6 x 0.02 / (8 x 1448) -> 28 packets.
+        assert_eq!(sk.pacing_rate_bps, 8e6);
+        assert_eq!(sk.cwnd, 28);
+        // RTT rising 10 -> 19 ms over 9 ms: slope 1 s/s.
+        for t in 1..=9 {
+            ack(&mut p, &mut sk, t, 10_000 + (t as i64 - 1) * 1000);
+        }
+        assert!(seen.lock().unwrap().is_empty());
+        ack(&mut p, &mut sk, 10, 19_000); // deadline: the driver runs
+        let st = seen.lock().unwrap()[0];
+        assert_eq!((st.acks, st.delivered, st.rtt_samples), (10, 20, 10));
+        assert_eq!((st.rtt_min_us, st.rtt_max_us, st.rtt_first_us, st.rtt_last_us), (10_000.0, 19_000.0, 10_000.0, 19_000.0));
+        assert!((st.rtt_slope - 1e6).abs() < 1e-3 * 1e6, "{}", st.rtt_slope);
+        assert_eq!(st.sent_bytes, 20 * 1448);
+        // The first call returned the empty command: the socket keeps what was applied.
+        assert_eq!((sk.cwnd, sk.pacing_rate_bps), (28, 8e6));
+        // The second commands a window only: unpaced from then on.
+        for t in 11..=20 {
+            ack(&mut p, &mut sk, t, 10_000);
+        }
+        assert_eq!(seen.lock().unwrap().len(), 2);
+        assert_eq!((sk.cwnd, sk.pacing_rate_bps), (30, 0.0));
+        // The handle reads the interval so far and restarts it.
+        ack(&mut p, &mut sk, 21, 12_000);
+        let st = h.take(21_500_000).unwrap();
+        assert_eq!((st.acks, st.start_ns, st.end_ns), (1, 20_000_000, 21_500_000));
+        assert_eq!(h.take(22_000_000).unwrap().acks, 0);
+    }
+
+    #[test]
+    fn driver_error_is_kept_and_the_driver_dropped() {
+        struct Fails;
+        impl Driver for Fails {
+            fn on_interval(&mut self, _: &Sock, _: &IntervalStats) -> Result<Command, String> {
+                Err("boom".into())
+            }
+        }
+        let (mut p, h) = Periodic::new("f", Interval::Rtt(1.0), Some(Box::new(Fails)), false);
+        let mut sk = Sock::new(1448, 10);
+        sk.srtt_us = 1000;
+        p.init(&mut sk);
+        ack(&mut p, &mut sk, 5, 1000);
+        ack(&mut p, &mut sk, 10, 1000);
+        assert_eq!(h.0.lock().unwrap().error.as_deref(), Some("boom"));
+        assert!(p.driver.is_none());
+    }
+
+    #[test]
+    fn intern_returns_one_str_per_text() {
+        let a = intern("cc_x_test");
+        let b = intern(&String::from("cc_x_test"));
+        assert!(std::ptr::eq(a, b));
+    }
+}
