@@ -168,3 +168,34 @@ def test_campaign_runs_a_python_scheme_in_pool_workers(tmp_path):
     assert index["scheme"].to_list() == ["reno", "py-reno"]
     tput = index["avg_tput_mbps"].to_list()
     assert tput[0] > 15 and tput[0] == tput[1]
+
+
+def test_every_hook_is_called_and_cong_control_owns_the_window():
+    made = []
+    from ccbench.cc import runtime
+    cls = runtime.load(f"{USER}:HookCounter")
+
+    def factory():
+        obj = cls()
+        made.append(obj)
+        return obj
+
+    exp = experiment([{"scheme": {"python": factory, "name": "hooks"}, "flows": 1,
+                       "onoff": {"on": "1s", "off": "500ms"}}],
+                     duration=4, rate="20Mbit", queue=30, central={"loss": 0.002})
+    t, _, _ = simulate(exp)
+    c = made[0].calls
+    for hook in ("init", "cong_avoid", "ssthresh", "set_state", "cwnd_event", "pkts_acked",
+                 "in_ack_event", "skb_marked_lost"):
+        assert c.get(hook, 0) > 0, (hook, c)
+    assert {"recovery", "open"} <= made[0].states
+    assert "tx_start" in made[0].events
+    assert t["flows"]["cc_acks"].max() == made[0].acks > 1000
+
+    exp = experiment([{"scheme": {"python": f"{USER}:FixedWindow"}, "flows": 1}], duration=2,
+                     rate="20Mbit")
+    t, _, _ = simulate(exp)
+    fl = t["flows"].filter(t["flows"]["time_ns"] > 5e8)
+    assert fl["cwnd"].unique().to_list() == [20]
+    assert fl["pacing_rate_bps"].unique().to_list() == [4e6]
+    assert 3.6e6 < t["flowstats"]["delivered_bytes"][0] * 8 / 2 < 4.4e6
