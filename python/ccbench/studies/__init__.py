@@ -70,7 +70,7 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
         raise ValueError(f"unknown scale {scale!r}; use one of {', '.join(SCALES)}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    index, kindex, docs = {}, {}, {}
+    index, kindex, docs, kfail = {}, {}, {}, []
     for key, fname in mod.CAMPAIGNS.items():
         doc, path = load_doc(name, fname)
         if scale != "full":
@@ -87,10 +87,17 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
                 kindex[key] = pl.read_parquet(out / f"{key}-kernel" / "index.parquet")
             else:
                 kindex[key] = run_campaign_doc(kdoc, path, out / f"{key}-kernel",
-                                               backend="emu", progress=progress)
+                                               backend="emu", progress=progress,
+                                               failures=kfail)
+                if not kindex[key].height:
+                    del kindex[key]
     ctx = Ctx(out=out, scale=scale, index=index, kernel_index=kindex, docs=docs,
               figdir=out / "figures")
     output = mod.analyse(ctx)
+    if kfail:
+        output.notes.append(f"{len(kfail)} kernel run(s) failed and are missing from the kernel "
+                            "columns (rerun the same command to retry them): "
+                            + "; ".join(kfail[:5]))
     # the campaign files' own expect: lists (docs/expectations.md, "Campaigns"), evaluated on
     # the campaigns as they ran at this scale
     from ..campaign import check as campaign_check

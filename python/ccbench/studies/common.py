@@ -142,13 +142,18 @@ def load_doc(study: str, fname: str) -> tuple[dict, Path]:
 
 
 def run_campaign_doc(doc: dict, path: Path, out: Path, *, backend: str = "sim",
-                     jobs: int | None = None, progress: Any = False) -> pl.DataFrame:
-    """Run one campaign document (read from ``path``, maybe reduced) into ``out``."""
+                     jobs: int | None = None, progress: Any = False,
+                     failures: list | None = None) -> pl.DataFrame:
+    """Run one campaign document (read from ``path``, maybe reduced) into ``out``. A failed
+    run raises, unless ``failures`` is given: then they are appended to it and the index of
+    the finished runs is returned (kernel runs can fail for the machine's sake)."""
     from ..campaign import parse_campaign, run_campaign
     camp = parse_campaign(copy.deepcopy(doc), source=str(path))
     res = run_campaign(camp, out, jobs=jobs, backend=backend, progress=progress,
                        allow_mixed_versions=True)
-    if res.failures:
+    if res.failures and failures is not None:
+        failures += [f"{out.name}: {f['label']}: {f['error']}" for f in res.failures]
+    elif res.failures:
         raise RuntimeError(f"{len(res.failures)} runs of {out} failed: "
                            f"{res.failures[0]['label']}: {res.failures[0]['error']}")
     return res.index
