@@ -115,6 +115,16 @@ def test_vectorised_envs():
         obs, r, term, trunc, _ = envs.step(np.zeros((3, 1), np.float32))
     assert r.shape == (3,) and np.isfinite(r).all()
     envs.close()
+    # one process per environment: observations and the info's interval statistics cross
+    # process boundaries (IntervalStats pickles as a SimpleNamespace)
+    envs = gymnasium.make_vec("ccbench/Aurora-v0", num_envs=2, vectorization_mode="async",
+                              experiment=SHORT)
+    obs, _ = envs.reset(seed=11)
+    for _ in range(20):
+        obs2, r2, term, trunc, info = envs.step(np.zeros((2, 1), np.float32))
+    envs.close()
+    assert obs2.shape == (2, 30) and r2[0] == r[0]  # same seed and actions as sync env 0
+    assert info["stats"][0][0].throughput_bps > 0
 
 
 def test_episodes_are_drawn_from_a_campaigns_axes():

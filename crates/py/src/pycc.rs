@@ -329,6 +329,36 @@ pub struct PyStats {
     pacing_rate_bps: f64,
 }
 
+macro_rules! stats_dict {
+    ($($f:ident),* $(,)?) => {
+        #[pymethods]
+        impl PyStats {
+            /// The fields as a dict.
+            fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+                let d = PyDict::new(py);
+                $(d.set_item(stringify!($f), self.$f)?;)*
+                Ok(d)
+            }
+            /// Pickles as a `types.SimpleNamespace` with the same attributes (vector envs).
+            fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (), Bound<'py, PyDict>)> {
+                Ok((py.import("types")?.getattr("SimpleNamespace")?, (), self.as_dict(py)?))
+            }
+            fn __repr__(&self) -> String {
+                let mut s = String::from("IntervalStats(");
+                $(s.push_str(&format!("{}={:?}, ", stringify!($f), self.$f));)*
+                s.truncate(s.len() - 2);
+                s.push(')');
+                s
+            }
+        }
+    };
+}
+
+stats_dict!(start_ns, end_ns, duration_s, acks, delivered, delivered_bytes, lost, sent_bytes, retrans,
+    delivered_ce, rtt_samples, rtt_min_us, rtt_max_us, rtt_mean_us, rtt_first_us, rtt_last_us,
+    rtt_gradient, throughput_bps, send_rate_bps, delivery_rate_bps, app_limited, cwnd, inflight,
+    srtt_us, min_rtt_us, pacing_rate_bps);
+
 impl PyStats {
     pub fn from_stats(st: &IntervalStats) -> Self {
         let dur = st.end_ns.saturating_sub(st.start_ns) as f64 * 1e-9;
