@@ -69,14 +69,16 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
 
 
 def kernel(key: str, doc: dict, scale: str) -> dict:
-    """The kernel subset: the 2+2 mix at 40 Mbit/s, three queue points, one trial (real time:
-    3 x the duration). The kernel's BBR is this machine's (no 4.19 parameters: they are
-    module-internal), CUBIC unpaced unless the kernel's default qdisc is fq."""
+    """The kernel subset: the 2+2 mix at the first rate the simulator runs at this scale (40
+    Mbit/s; 80 at medium), three queue points, one trial (real time: 3 x the duration). The
+    kernel's BBR is this machine's (no 4.19 parameters: they are module-internal), CUBIC
+    unpaced unless the kernel's default qdisc is fq."""
+    rate = doc["sweep"]["axes"]["central.rate"][0]
     mix = doc["sweep"]["variants"]["mix-2+2"]["flows"]
     plain = [{**g, "scheme": g["scheme"]["name"] if isinstance(g["scheme"], dict)
               else g["scheme"]} for g in mix]
     return patch(doc, {"duration": 40 if scale == "reduced" else 120, "sweep.variants": {"mix-2+2": {"flows": plain}},
-                       "sweep.repeats": 1, ("sweep", "axes", "central.rate"): ["40Mbit"],
+                       "sweep.repeats": 1, ("sweep", "axes", "central.rate"): [rate],
                        ("sweep", "axes", "bdp"): [0.5, 2, 8]})
 
 
@@ -256,15 +258,16 @@ def analyse(ctx: Ctx) -> Output:
                             crows))
     if kdf is not None and kdf.height:
         krows = []
+        kr = float(kdf["rate_mbps"][0])
         for b in sorted(set(kdf["bdp"].to_list())):
-            krows.append([b, _mean(df, "mix-2+2", "share", bdp=b, rate=40.0),
+            krows.append([b, _mean(df, "mix-2+2", "share", bdp=b, rate=kr),
                           _mean(kdf, "mix-2+2", "share", bdp=b),
-                          _mean(df, "mix-2+2", "loss_pct", bdp=b, rate=40.0),
+                          _mean(df, "mix-2+2", "loss_pct", bdp=b, rate=kr),
                           _mean(kdf, "mix-2+2", "loss_pct", bdp=b),
-                          _mean(df, "mix-2+2", "util", bdp=b, rate=40.0),
+                          _mean(df, "mix-2+2", "util", bdp=b, rate=kr),
                           _mean(kdf, "mix-2+2", "util", bdp=b)])
         out.tables.append(Table(
-            "2 BBR + 2 CUBIC at 40 Mbit/s: simulator (4.19 BBR) beside this machine's kernel",
+            f"2 BBR + 2 CUBIC at {kr:g} Mbit/s: simulator (4.19 BBR) beside this machine's kernel",
             ["buffer (BDP)", "share sim", "share kernel", "loss % sim", "loss % kernel",
              "util sim", "util kernel"], krows,
             note="The kernel's BBR is the running kernel's (ACK-aggregation allowance and "
