@@ -59,7 +59,7 @@ flows:
 def _ours(run_id: str | None = None) -> tuple[list[str], list[int]]:
     """Namespaces and processes of one run (all ccbench runs when None). Tests scope their
     checks to their own runs: another test session may be emulating at the same time."""
-    return emu.list_namespaces(run_id), emu._our_processes(run_id)
+    return emu.list_namespaces(run_id), emu.our_processes(run_id)
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +186,7 @@ def _start_cli_run(tmp_path: Path) -> tuple[subprocess.Popen, str]:
         new = sorted(set(emu.list_namespaces()) - before)
         if new:
             rid = new[0][: len("ccb-") + 6]
-            if any(_is_client(pid) for pid in emu._our_processes(rid)):
+            if any(_is_client(pid) for pid in emu.our_processes(rid)):
                 break
         time.sleep(0.05)
     else:

@@ -1,6 +1,9 @@
-//! ccbench's emulation backend: shared pieces of the engine (`ccbench-emu`) and the flow
-//! agent (`ccbench-agent`).
+//! ccbench's emulation backend: the engine (`ccbench-emu`) and the flow agent
+//! (`ccbench-agent`); the binaries are small mains over this library.
 //!
+//! * [`engine`]: the real-time engine carrying TUN packets through netmodel links.
+//! * [`agent`]: the flow agent's roles (TCP/UDP senders and receivers, arrivals, the
+//!   sock_diag monitor, launch) over socket, `TCP_INFO` and application modules.
 //! * [`clock`]: CLOCK_MONOTONIC in nanoseconds, absolute sleeps, CPU pinning, timer slack.
 //! * [`packet`]: the IPv4/TCP/UDP header fields the engine needs (no allocation).
 //! * [`columns`]: append-only columns written as raw little-endian files that the Python side
@@ -10,8 +13,10 @@
 //!
 //! See docs/emulation.md for the design, the timing strategy and what is recorded.
 
+pub mod agent;
 pub mod clock;
 pub mod columns;
+pub mod engine;
 pub mod packet;
 pub mod runtime;
 pub mod workload;

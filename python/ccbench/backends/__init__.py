@@ -1,1 +1,2 @@
-"""Backends turn a resolved experiment into a results directory. Only `sim` exists so far."""
+"""Backends turn a resolved experiment into results tables: `sim` (the Rust simulator) and
+`emu` (kernel TCP in network namespaces over the same netmodel links)."""

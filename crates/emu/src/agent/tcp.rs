@@ -1,0 +1,226 @@
+//! TCP roles: the receiver (one connection, or any number with `--multi 1`) and the sender
+//! (connect at the flow's start with `TCP_CONGESTION`, write as the application says, sample
+//! `TCP_INFO` on the experiment's time grid).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use super::app::{app_write, AppSpec};
+use super::socket::{listen_on, set_nonblocking, sockaddr, wait_fd};
+use super::tcp_info::{sample, HEADER};
+use super::{die, errno_msg, stop_time, Args, FOREVER};
+use crate::clock::{self, mono_ns};
+
+pub fn server(a: &Args) {
+    let port = a.u64("port", None) as u16;
+    let t0 = a.u64("t0", Some(mono_ns()));
+    let end = t0 + a.u64("end", Some(FOREVER));
+    let lfd = listen_on(port, 16);
+    println!("listening");
+    std::io::stdout().flush().ok();
+    let mut received: u64 = 0;
+    let mut buf = vec![0u8; 1 << 18];
+    let mut fd = -1;
+    while mono_ns() < end {
+        if fd < 0 {
+            if wait_fd(lfd, libc::POLLIN, end) {
+                fd = unsafe { libc::accept(lfd, std::ptr::null_mut(), std::ptr::null_mut()) };
+                if fd >= 0 {
+                    set_nonblocking(fd);
+                }
+            }
+            continue;
+        }
+        if !wait_fd(fd, libc::POLLIN, end) {
+            continue;
+        }
+        let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut _, buf.len()) };
+        if r == 0 {
+            break;
+        }
+        if r > 0 {
+            received += r as u64;
+        }
+    }
+    println!("{}", serde_json::json!({"bytes_received": received}));
+}
+
+pub fn client(a: &Args) {
+    let dst: std::net::Ipv4Addr = a.str("dst").parse().unwrap_or_else(|_| die(2, "--dst: not an IPv4 address"));
+    let port = a.u64("port", None) as u16;
+    let cc = a.str("cc");
+    let t0 = a.u64("t0", Some(mono_ns()));
+    let start = t0 + a.u64("start", Some(0));
+    let end = t0 + a.u64("end", Some(FOREVER));
+    let stop = stop_time(a, t0, end);
+    let bytes = a.u64("bytes", Some(0));
+    let interval = a.u64("interval", Some(10_000_000)).max(1);
+    let out_path = a.0.get("out").cloned();
+    let app_rate = match a.u64("app-rate", Some(0)) {
+        0 => None,
+        r => Some(r),
+    };
+    let onoff = match (a.u64("on", Some(0)), a.u64("off", Some(0))) {
+        (0, _) => None,
+        (on, off) => Some((on, off)),
+    };
+    let mss = a.u64("mss", Some(1448)).max(1);
+    let lowat = a.u64("notsent-lowat", Some(65536)).max(1);
+    clock::set_timer_slack(1);
+
+    // SAFETY: plain socket calls on fds we own, with valid pointers and lengths.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+    if fd < 0 {
+        die(1, &errno_msg("socket"));
+    }
+    let r = unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_ptr() as *const _, cc.len() as u32) };
+    if r != 0 {
+        die(3, &format!("TCP_CONGESTION {cc}: {} (is tcp_{cc} loaded? see `ccbench doctor`)", std::io::Error::last_os_error()));
+    }
+    clock::sleep_until(start);
+    let sa = sockaddr(u32::from(dst), port);
+    let mut connected = false;
+    // The receiver listens before t0; retry briefly in case a SYN was lost.
+    while mono_ns() < stop {
+        if unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } == 0 {
+            connected = true;
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            die(1, &format!("connect {dst}:{port}: {e}"));
+        }
+    }
+    let connected_ns = mono_ns() - t0;
+    let mut name = [0u8; 32];
+    let mut nlen: libc::socklen_t = name.len() as _;
+    unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_mut_ptr() as *mut _, &mut nlen) };
+    let actual_cc = String::from_utf8_lossy(&name[..nlen as usize]).trim_end_matches('\0').to_string();
+    let bbr = actual_cc == "bbr";
+    set_nonblocking(fd);
+
+    // Sampler thread: TCP_INFO on the experiment's time grid until told to stop.
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        let first_k = (start - t0).div_ceil(interval);
+        std::thread::spawn(move || {
+            clock::set_timer_slack(1);
+            let mut out = String::with_capacity(1 << 16);
+            out.push_str(HEADER);
+            if bbr {
+                out.push_str(",cc_btl_bw,cc_min_rtt_us,cc_pacing_gain,cc_cwnd_gain");
+            }
+            out.push('\n');
+            let mut k = first_k;
+            loop {
+                let t = k * interval;
+                if t0 + t > end {
+                    break;
+                }
+                clock::sleep_until(t0 + t);
+                if done.load(Ordering::Relaxed) {
+                    break;
+                }
+                sample(fd, t, bbr, &mut out);
+                k += 1;
+            }
+            out
+        })
+    };
+
+    let mut written: u64 = 0;
+    let mut completed_ns: Option<u64> = None;
+    let mut error: Option<String> = None;
+    let mut periods: u64 = 0;
+    if connected {
+        let limit = onoff.is_some() && app_rate.is_none();
+        let app = AppSpec { rate_bps: app_rate, onoff, chunk: mss, start, stop, bytes,
+                            max_unsent: limit.then_some(lowat) };
+        if limit {
+            // A backlogged on/off source cannot withdraw what the socket holds at the end of
+            // an on period (the simulator does): keep at most `lowat` unsent bytes queued.
+            let v = lowat as i32;
+            // SAFETY: setsockopt with a valid int.
+            unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, &v as *const i32 as *const _, 4) };
+        }
+        let r = app_write(fd, &app);
+        written = r.0;
+        periods = r.1;
+        error = r.2;
+        if bytes > 0 && written == bytes {
+            // Finite flow: wait until the kernel holds no unacknowledged byte.
+            while mono_ns() < end {
+                let mut outq: i32 = 0;
+                unsafe { libc::ioctl(fd, libc::TIOCOUTQ, &mut outq) };
+                if outq == 0 {
+                    completed_ns = Some(mono_ns() - t0);
+                    break;
+                }
+                clock::sleep_until(mono_ns() + 200_000);
+            }
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    let csv = sampler.join().unwrap_or_default();
+    unsafe { libc::close(fd) };
+    if let Some(p) = out_path {
+        if let Err(e) = std::fs::write(&p, csv) {
+            die(1, &format!("write {p}: {e}"));
+        }
+    }
+    println!(
+        "{}",
+        serde_json::json!({"cc": actual_cc, "connected": connected, "connected_ns": connected_ns,
+                           "bytes_written": written, "completed_ns": completed_ns, "error": error,
+                           "app_rate_bps": app_rate, "on_periods": periods})
+    );
+}
+
+/// `server --multi 1 ...`: accept any number of connections (short-flow arrivals), read and
+/// discard from all of them until `end`.
+pub fn multi_server(a: &Args) {
+    let port = a.u64("port", None) as u16;
+    let t0 = a.u64("t0", Some(mono_ns()));
+    let end = t0 + a.u64("end", Some(FOREVER));
+    let lfd = listen_on(port, 1024);
+    println!("listening");
+    std::io::stdout().flush().ok();
+    let (mut received, mut accepted) = (0u64, 0u64);
+    let mut buf = vec![0u8; 1 << 18];
+    let mut fds: Vec<libc::pollfd> = vec![libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
+    while mono_ns() < end {
+        let ms = ((end - mono_ns()) / 1_000_000).clamp(1, 100) as i32;
+        // SAFETY: our pollfd array with its length.
+        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as _, ms) } <= 0 {
+            continue;
+        }
+        let mut i = 1;
+        while i < fds.len() {
+            if fds[i].revents != 0 {
+                let r = unsafe { libc::read(fds[i].fd, buf.as_mut_ptr() as *mut _, buf.len()) };
+                if r > 0 {
+                    received += r as u64;
+                } else if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EAGAIN) {
+                    unsafe { libc::close(fds[i].fd) };
+                    fds.swap_remove(i);
+                    continue;
+                }
+            }
+            i += 1;
+        }
+        if fds[0].revents != 0 {
+            loop {
+                let fd = unsafe { libc::accept(lfd, std::ptr::null_mut(), std::ptr::null_mut()) };
+                if fd < 0 {
+                    break;
+                }
+                set_nonblocking(fd);
+                accepted += 1;
+                fds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+            }
+        }
+    }
+    println!("{}", serde_json::json!({"bytes_received": received, "accepted": accepted}));
+}

@@ -1,0 +1,697 @@
+//! The real-time engine of the emulation backend (run by the `ccbench-emu` binary).
+//!
+//! It owns the TUN fds of every host namespace, reads each packet a host's kernel sends,
+//! carries it hop by hop through the topology's links (the same `netmodel::Link` code the
+//! simulator uses, driven by CLOCK_MONOTONIC) and writes it into the destination host's TUN at
+//! the time the model says it arrives. Everything happens on one thread pinned to one CPU:
+//! wait with `ppoll` until shortly before the next deadline, then spin (see docs/emulation.md).
+//!
+//! Model times are enqueued at their *intended* values (a late wake-up never shifts the
+//! model); only the release into the destination TUN happens at the actual time, and the
+//! difference (release error) is recorded for every packet.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::clock::mono_ns;
+use crate::columns::{write_table, Col, NULL_I64};
+use crate::packet::{self, SeqUnwrap, PROTO_TCP, TCP_ACK, TCP_SYN};
+use crate::runtime::{parse_addr, Runtime};
+use netmodel::link::DropReason;
+use netmodel::{Link, Nanos, PktMeta};
+
+const BUF: usize = 2048;
+const NO_REC: u32 = u32::MAX;
+/// Packets read from one TUN before the model is advanced again.
+const READ_BURST: usize = 32;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    Data,
+    Ack,
+}
+
+/// Where a packet goes: flow, direction, and the path (index into `Engine::paths`).
+#[derive(Clone, Copy)]
+struct Route {
+    flow: u32,
+    dir: Dir,
+    path: u32,
+    dst_host: u16,
+}
+
+struct Slot {
+    buf: Box<[u8; BUF]>,
+    len: u16,
+    hop: u16,
+    route: Route,
+    ecn: u8,
+    rec: u32,
+}
+
+#[derive(Default)]
+struct FlowState {
+    isn: Option<u32>,
+    seq: SeqUnwrap,
+    ack: SeqUnwrap,
+    max_end: u64,
+    max_acked: u64,
+    completed_ns: Option<u64>,
+    data_pkts: u64,
+    /// UDP flows: payload bytes sent (the next datagram's `seq`, as the simulator) and delivered.
+    udp_sent: u64,
+    udp_delivered: u64,
+}
+
+#[derive(Default)]
+struct Records {
+    // packets table (data packets only)
+    p_flow: Vec<u32>,
+    p_seq: Vec<u64>,
+    p_size: Vec<u32>,
+    p_retrans: Vec<u8>,
+    p_sent: Vec<i64>,
+    p_arrival: Vec<i64>,
+    p_intended: Vec<i64>,
+    p_drop_link: Vec<i32>,
+    p_drop: Vec<i64>,
+    /// 0 none, 1 queue, 2 loss (the simulator's DROP_REASONS)
+    p_drop_reason: Vec<u8>,
+    // queues table
+    q_time: Vec<i64>,
+    q_link: Vec<u32>,
+    q_packets: Vec<u32>,
+    q_bytes: Vec<u64>,
+    q_drops: Vec<u64>,
+    q_dropped_bytes: Vec<u64>,
+    q_tx_bytes: Vec<u64>,
+    q_loss_drops: Vec<u64>,
+    q_marks: Vec<u64>,
+    q_sojourn_us: Vec<f64>,
+    // release error of every released packet (data and ACKs), ns
+    release_err: Vec<u32>,
+    r_flow: Vec<u32>,
+    r_data: Vec<u8>,
+    r_intended: Vec<i64>,
+    r_actual: Vec<i64>,
+}
+
+#[derive(Default)]
+struct Counters {
+    read_pkts: u64,
+    read_bytes: u64,
+    released_pkts: u64,
+    write_errors: u64,
+    not_ipv4: u64,
+    unroutable: u64,
+    model_drops: u64,
+    dead_fds: u64,
+    polls: u64,
+    spins: u64,
+    in_net_at_end: u64,
+    /// Time spent in zero-timeout ppoll calls that found nothing (spinning, not working), ns.
+    idle_spin_ns: u64,
+}
+
+pub struct Engine {
+    t0: u64,
+    fds: Vec<i32>,
+    dead: Vec<bool>,
+    addr_host: HashMap<u32, u16>,
+    links: Vec<Link>,
+    paths: Vec<Vec<u32>>,
+    /// (src host, dst host) → route, for packets not matched by port.
+    pair_routes: HashMap<(u16, u16), Route>,
+    port_base: u16,
+    flow_ends: Vec<(u16, u16)>,
+    flow_bytes: Vec<Option<u64>>,
+    /// Flows with `scheme: udp` (constant-bit-rate datagrams; no ACKs, no TCP state).
+    flow_udp: Vec<bool>,
+    /// Flows with short-flow arrivals: one connection per arrival, keyed by the client port.
+    flow_multi: Vec<bool>,
+    conns: HashMap<(u32, u16), FlowState>,
+    flows: Vec<FlowState>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    in_net: u64,
+    sample_interval: u64,
+    next_sample: u64,
+    rec: Records,
+    n: Counters,
+    record_release: bool,
+    drop_buf: Vec<(PktMeta, DropReason)>,
+}
+
+impl Engine {
+    #[inline]
+    fn now(&self) -> u64 {
+        mono_ns().saturating_sub(self.t0)
+    }
+
+    fn alloc(&mut self) -> u32 {
+        if let Some(i) = self.free.pop() {
+            return i;
+        }
+        let i = self.slots.len() as u32;
+        self.slots.push(Slot {
+            buf: Box::new([0u8; BUF]),
+            len: 0,
+            hop: 0,
+            route: Route { flow: 0, dir: Dir::Data, path: 0, dst_host: 0 },
+            ecn: 0,
+            rec: NO_REC,
+        });
+        i
+    }
+
+    /// Earliest model event (link arrival) or sample time.
+    fn next_deadline(&self) -> u64 {
+        let mut t = self.next_sample;
+        for l in &self.links {
+            if let Some(e) = l.next_event_time() {
+                t = t.min(e);
+            }
+        }
+        t
+    }
+
+    /// Process every model event with time ≤ `until`, in time order.
+    fn advance(&mut self, until: u64) {
+        loop {
+            let mut best: Option<(Nanos, usize)> = None;
+            for (i, l) in self.links.iter().enumerate() {
+                if let Some(e) = l.next_event_time() {
+                    if best.is_none_or(|(b, _)| e < b) {
+                        best = Some((e, i));
+                    }
+                }
+            }
+            let t_link = best.map_or(u64::MAX, |b| b.0);
+            if self.next_sample <= until && self.next_sample <= t_link {
+                let ts = self.next_sample;
+                self.sample_queues(ts);
+                self.next_sample += self.sample_interval;
+                continue;
+            }
+            let Some((t, l)) = best else { break };
+            if t > until {
+                break;
+            }
+            while let Some((meta, at)) = self.links[l].pop_arrival(t) {
+                self.on_arrival(meta, at);
+            }
+            self.collect_drops(l, t);
+        }
+    }
+
+    fn sample_queues(&mut self, t: u64) {
+        for i in 0..self.links.len() {
+            self.links[i].sync(t);
+            self.collect_drops(i, t);
+            let l = &self.links[i];
+            let r = &mut self.rec;
+            r.q_time.push(t as i64);
+            r.q_link.push(i as u32);
+            r.q_packets.push(l.queue_packets() as u32);
+            r.q_bytes.push(l.queue_bytes());
+            r.q_drops.push(l.stats.dropped_pkts);
+            r.q_dropped_bytes.push(l.stats.dropped_bytes);
+            r.q_tx_bytes.push(l.stats.tx_bytes);
+            r.q_loss_drops.push(l.stats.lost_pkts);
+            r.q_marks.push(l.queue_marks());
+            r.q_sojourn_us.push(l.queue_sojourn_ns().map_or(f64::NAN, |s| s as f64 / 1000.0));
+        }
+    }
+
+    fn collect_drops(&mut self, l: usize, t: u64) {
+        let mut tmp = std::mem::take(&mut self.drop_buf);
+        tmp.extend(self.links[l].take_drops_with_reason());
+        for (p, why) in tmp.drain(..) {
+            self.drop_packet(p, l, t, why);
+        }
+        self.drop_buf = tmp;
+    }
+
+    fn drop_packet(&mut self, p: PktMeta, l: usize, t: u64, why: DropReason) {
+        let s = &self.slots[p.id as usize];
+        if s.rec != NO_REC {
+            self.rec.p_drop_link[s.rec as usize] = l as i32;
+            self.rec.p_drop[s.rec as usize] = t as i64;
+            self.rec.p_drop_reason[s.rec as usize] = match why {
+                DropReason::Queue => 1,
+                DropReason::Loss => 2,
+            };
+        }
+        self.n.model_drops += 1;
+        self.in_net -= 1;
+        self.free.push(p.id);
+    }
+
+    fn on_arrival(&mut self, meta: PktMeta, at: u64) {
+        let id = meta.id as usize;
+        let s = &mut self.slots[id];
+        if meta.ecn != s.ecn {
+            packet::set_ecn(&mut s.buf[..], meta.ecn);
+            s.ecn = meta.ecn;
+        }
+        s.hop += 1;
+        let path = &self.paths[s.route.path as usize];
+        if (s.hop as usize) < path.len() {
+            let l = path[s.hop as usize] as usize;
+            self.links[l].enqueue(at, meta);
+            self.collect_drops(l, at);
+        } else {
+            self.release(meta.id, at);
+        }
+    }
+
+    /// Write a packet into its destination host's TUN (intended time `at`).
+    fn release(&mut self, id: u32, at: u64) {
+        let s = &self.slots[id as usize];
+        let fd = self.fds[s.route.dst_host as usize];
+        // SAFETY: writing our own buffer to a TUN fd we own.
+        let w = unsafe { libc::write(fd, s.buf.as_ptr() as *const libc::c_void, s.len as usize) };
+        let actual = self.now();
+        if w < 0 {
+            self.n.write_errors += 1;
+        }
+        self.n.released_pkts += 1;
+        let err = actual.saturating_sub(at);
+        self.rec.release_err.push(err.min(u32::MAX as u64) as u32);
+        let route = s.route;
+        if self.record_release {
+            self.rec.r_flow.push(route.flow);
+            self.rec.r_data.push((route.dir == Dir::Data) as u8);
+            self.rec.r_intended.push(at as i64);
+            self.rec.r_actual.push(actual as i64);
+        }
+        if s.rec != NO_REC {
+            self.rec.p_arrival[s.rec as usize] = actual as i64;
+            self.rec.p_intended[s.rec as usize] = at as i64;
+        }
+        if route.dir == Dir::Data && self.flow_udp[route.flow as usize] {
+            if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
+                if h.proto == packet::PROTO_UDP {
+                    self.flows[route.flow as usize].udp_delivered += h.payload as u64;
+                }
+            }
+        }
+        if route.dir == Dir::Ack {
+            if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
+                if h.proto == PROTO_TCP && h.flags & TCP_ACK != 0 {
+                    let multi = self.flow_multi[route.flow as usize];
+                    let f = if multi {
+                        self.conns.entry((route.flow, h.dport)).or_default()
+                    } else {
+                        &mut self.flows[route.flow as usize]
+                    };
+                    if let Some(isn) = f.isn {
+                        let a = f.ack.unwrap(h.ack.wrapping_sub(isn).wrapping_sub(1));
+                        // a FIN consumes one sequence number past the data
+                        let a = a.min(f.max_end);
+                        if a > f.max_acked {
+                            f.max_acked = a;
+                        }
+                        if let Some(b) = self.flow_bytes[route.flow as usize].filter(|_| !multi) {
+                            if f.completed_ns.is_none() && f.max_acked >= b {
+                                f.completed_ns = Some(actual);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.in_net -= 1;
+        self.free.push(id);
+    }
+
+    fn route(&self, h: &packet::Headers, src_host: u16, dst_host: u16) -> Option<Route> {
+        if h.proto == PROTO_TCP || h.proto == packet::PROTO_UDP {
+            let nf = self.flow_ends.len() as u32;
+            let fd = (h.dport as u32).wrapping_sub(self.port_base as u32);
+            if fd < nf && self.flow_ends[fd as usize] == (src_host, dst_host) {
+                return Some(Route { flow: fd, dir: Dir::Data, path: 2 * fd, dst_host });
+            }
+            let fs = (h.sport as u32).wrapping_sub(self.port_base as u32);
+            if fs < nf && self.flow_ends[fs as usize] == (dst_host, src_host) {
+                return Some(Route { flow: fs, dir: Dir::Ack, path: 2 * fs + 1, dst_host });
+            }
+        }
+        self.pair_routes.get(&(src_host, dst_host)).copied()
+    }
+
+    /// One packet was read from host `src_host`'s TUN at time `t` into slot `id`.
+    fn on_read(&mut self, id: u32, src_host: u16, t: u64) {
+        let len = self.slots[id as usize].len as usize;
+        self.n.read_pkts += 1;
+        self.n.read_bytes += len as u64;
+        let Some(h) = packet::parse(&self.slots[id as usize].buf[..len]) else {
+            self.n.not_ipv4 += 1;
+            self.free.push(id);
+            return;
+        };
+        let Some(&dst_host) = self.addr_host.get(&h.dst) else {
+            self.n.unroutable += 1;
+            self.free.push(id);
+            return;
+        };
+        let Some(route) = self.route(&h, src_host, dst_host) else {
+            self.n.unroutable += 1;
+            self.free.push(id);
+            return;
+        };
+        let mut rec = NO_REC;
+        if route.dir == Dir::Data && h.proto == packet::PROTO_UDP && self.flow_udp[route.flow as usize] {
+            // A UDP CBR datagram: every one is a data packet (seq = payload bytes sent before it).
+            let f = &mut self.flows[route.flow as usize];
+            let seq = f.udp_sent;
+            f.udp_sent += h.payload as u64;
+            f.max_end = f.udp_sent;
+            f.data_pkts += 1;
+            let r = &mut self.rec;
+            rec = r.p_flow.len() as u32;
+            r.p_flow.push(route.flow);
+            r.p_seq.push(seq);
+            r.p_size.push(h.len);
+            r.p_retrans.push(0);
+            r.p_sent.push(t as i64);
+            r.p_arrival.push(NULL_I64);
+            r.p_intended.push(NULL_I64);
+            r.p_drop_link.push(-1);
+            r.p_drop.push(NULL_I64);
+            r.p_drop_reason.push(0);
+        } else if route.dir == Dir::Data && h.proto == PROTO_TCP {
+            let multi = self.flow_multi[route.flow as usize];
+            if multi && h.flags & TCP_SYN != 0 {
+                self.flows[route.flow as usize].isn = Some(0); // connected (at least once)
+            }
+            // arrivals: each connection's sequence numbers relative to its own ISN
+            let f = if multi {
+                self.conns.entry((route.flow, h.sport)).or_default()
+            } else {
+                &mut self.flows[route.flow as usize]
+            };
+            // SYN (the sender connects) or SYN-ACK (the sender is the server: command schemes,
+            // Pantheon wrappers whose `run_first` is the sender): both carry the sender's ISN.
+            if h.flags & TCP_SYN != 0 {
+                *f = FlowState { isn: Some(h.seq), ..Default::default() };
+            }
+            if h.payload > 0 {
+                if let Some(isn) = f.isn {
+                    let seq = f.seq.unwrap(h.seq.wrapping_sub(isn).wrapping_sub(1));
+                    let end = seq + h.payload as u64;
+                    let retrans = seq < f.max_end;
+                    f.max_end = f.max_end.max(end);
+                    f.data_pkts += 1;
+                    if multi {
+                        self.flows[route.flow as usize].data_pkts += 1;
+                    }
+                    let r = &mut self.rec;
+                    rec = r.p_flow.len() as u32;
+                    r.p_flow.push(route.flow);
+                    r.p_seq.push(seq);
+                    r.p_size.push(h.len);
+                    r.p_retrans.push(retrans as u8);
+                    r.p_sent.push(t as i64);
+                    r.p_arrival.push(NULL_I64);
+                    r.p_intended.push(NULL_I64);
+                    r.p_drop_link.push(-1);
+                    r.p_drop.push(NULL_I64);
+                    r.p_drop_reason.push(0);
+                }
+            }
+        }
+        let s = &mut self.slots[id as usize];
+        s.hop = 0;
+        s.route = route;
+        s.ecn = h.ecn;
+        s.rec = rec;
+        self.in_net += 1;
+        let meta = PktMeta { id, size: h.len, flow: route.flow, ecn: h.ecn };
+        self.advance(t);
+        match self.paths[route.path as usize].first() {
+            Some(&l) => {
+                self.links[l as usize].enqueue(t, meta);
+                self.collect_drops(l as usize, t);
+            }
+            None => self.release(id, t),
+        }
+    }
+
+    /// Read up to READ_BURST packets from host `h`'s TUN; returns the number read.
+    fn read_tun(&mut self, h: usize) -> usize {
+        let mut got = 0;
+        while got < READ_BURST {
+            let id = self.alloc();
+            let fd = self.fds[h];
+            let buf = &mut self.slots[id as usize].buf;
+            // SAFETY: reading into a buffer we own, of its full size.
+            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, BUF) };
+            if r <= 0 {
+                self.free.push(id);
+                if r < 0 {
+                    let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                    if e != libc::EAGAIN && e != libc::EINTR {
+                        // e.g. EBADFD after the namespace went away: the fd still polls as
+                        // readable, so stop polling it.
+                        self.dead[h] = true;
+                        self.n.dead_fds += 1;
+                    }
+                }
+                break;
+            }
+            let t = self.now();
+            self.slots[id as usize].len = r as u16;
+            self.on_read(id, h as u16, t);
+            got += 1;
+        }
+        got
+    }
+
+    /// Carry packets until experiment time `duration` or until `stop` is set.
+    pub fn run(&mut self, duration: u64, spin_ns: u64, stop: &AtomicBool) {
+        let mut pfds: Vec<libc::pollfd> =
+            self.fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let now = self.now();
+            if now >= duration {
+                self.advance(duration);
+                break;
+            }
+            self.advance(now);
+            let deadline = self.next_deadline().min(duration);
+            let now = self.now();
+            let timeout_ns = if deadline > now + spin_ns { deadline - now - spin_ns } else { 0 };
+            if timeout_ns == 0 {
+                self.n.spins += 1;
+            } else {
+                self.n.polls += 1;
+            }
+            for (p, &d) in pfds.iter_mut().zip(&self.dead) {
+                if d {
+                    p.fd = -1;
+                }
+            }
+            let ts = libc::timespec {
+                tv_sec: (timeout_ns / 1_000_000_000) as _,
+                tv_nsec: (timeout_ns % 1_000_000_000) as _,
+            };
+            let before = if timeout_ns == 0 { mono_ns() } else { 0 };
+            // SAFETY: valid pollfd array and timespec.
+            let n = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as _, &ts, std::ptr::null()) };
+            if timeout_ns == 0 && n == 0 {
+                self.n.idle_spin_ns += mono_ns() - before;
+            }
+            if n > 0 {
+                for h in 0..pfds.len() {
+                    if pfds[h].revents != 0 && !self.dead[h] {
+                        self.read_tun(h);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn percentile(sorted: &[u32], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted[i.min(sorted.len() - 1)] as u64
+}
+impl Engine {
+    /// An engine for the runtime's hosts and experiment: TUN fds made non-blocking, one path
+    /// per flow and direction, the links seeded as in the simulator, 4096 packet buffers.
+    pub fn new(rt: &Runtime) -> Result<Engine, String> {
+        let exp = &rt.experiment;
+        let host_idx: HashMap<&str, u16> =
+            rt.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), i as u16)).collect();
+        let mut addr_host = HashMap::new();
+        for (i, h) in rt.hosts.iter().enumerate() {
+            let a = parse_addr(&h.addr).ok_or_else(|| format!("bad address {}", h.addr))?;
+            addr_host.insert(a, i as u16);
+            // SAFETY: fcntl on an inherited fd.
+            unsafe {
+                let fl = libc::fcntl(h.fd, libc::F_GETFL);
+                libc::fcntl(h.fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+            }
+        }
+        let host = |name: &str| -> Result<u16, String> {
+            host_idx.get(name).copied().ok_or_else(|| format!("flow endpoint {name} is not a host of the runtime config"))
+        };
+        let mut paths = vec![];
+        let mut pair_routes = HashMap::new();
+        let mut flow_ends = vec![];
+        for (i, f) in exp.flows.iter().enumerate() {
+            if f.id as usize != i {
+                return Err(format!("flows[{i}].id is {} (ids must be 0..n in order)", f.id));
+            }
+            let (s, d) = (host(&f.src)?, host(&f.dst)?);
+            flow_ends.push((s, d));
+            paths.push(f.path.clone());
+            paths.push(f.rev_path.clone());
+            pair_routes.entry((s, d)).or_insert(Route { flow: f.id, dir: Dir::Data, path: 2 * f.id, dst_host: d });
+            pair_routes.entry((d, s)).or_insert(Route { flow: f.id, dir: Dir::Ack, path: 2 * f.id + 1, dst_host: s });
+        }
+        let mut eng = Engine {
+            t0: 0,
+            fds: rt.hosts.iter().map(|h| h.fd).collect(),
+            dead: vec![false; rt.hosts.len()],
+            addr_host,
+            links: exp.links.iter().map(|l| Link::with_seed(l, exp.seed)).collect(),
+            paths,
+            pair_routes,
+            port_base: rt.port_base,
+            flow_ends,
+            flow_bytes: exp.flows.iter().map(|f| f.bytes).collect(),
+            flow_udp: exp.flows.iter().map(|f| f.scheme == "udp").collect(),
+            flow_multi: exp.flows.iter().map(|f| f.arrivals.is_some()).collect(),
+            conns: HashMap::new(),
+            flows: exp.flows.iter().map(|_| FlowState::default()).collect(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            in_net: 0,
+            sample_interval: exp.sample_interval_ns.max(1),
+            next_sample: 0,
+            rec: Records::default(),
+            n: Counters::default(),
+            record_release: rt.record_release,
+            drop_buf: Vec::with_capacity(64),
+        };
+        // Pre-allocate packet buffers so the steady state does not allocate.
+        for _ in 0..4096 {
+            let i = eng.alloc();
+            eng.free.push(i);
+        }
+        eng.rec.release_err.reserve(1 << 20);
+        Ok(eng)
+    }
+
+    /// Fix experiment time 0 at CLOCK_MONOTONIC `t0` (ns).
+    pub fn set_t0(&mut self, t0: u64) {
+        self.t0 = t0;
+    }
+
+    /// Write the recorded columns and `stats.json` (the engine's counters, release-error
+    /// percentiles and per-flow totals merged into `stats`, the run-level fields) to `out`.
+    /// `wall`/`cpu`: wall and engine-thread CPU time of the run, ns.
+    pub fn write_output(mut self, out: &Path, wall: u64, cpu: u64, mut stats: serde_json::Map<String, serde_json::Value>) -> std::io::Result<()> {
+        std::fs::create_dir_all(out)?;
+        self.n.in_net_at_end = self.in_net;
+        let r = std::mem::take(&mut self.rec);
+        let mut manifest = serde_json::Map::new();
+        let w = |m: &mut serde_json::Map<String, serde_json::Value>, name: &str, cols: &[(&str, Col)]| -> std::io::Result<()> {
+            let v = write_table(out, name, cols)?;
+            m.insert(name.into(), v);
+            Ok(())
+        };
+        w(&mut manifest, "packets", &[
+            ("flow", Col::U32(r.p_flow)),
+            ("seq", Col::U64(r.p_seq)),
+            ("size", Col::U32(r.p_size)),
+            ("retrans", Col::Bool(r.p_retrans)),
+            ("sent_ns", Col::I64(r.p_sent)),
+            ("arrival_ns", Col::I64(r.p_arrival)),
+            ("intended_ns", Col::I64(r.p_intended)),
+            ("drop_link", Col::I32(r.p_drop_link)),
+            ("drop_ns", Col::I64(r.p_drop)),
+            ("drop_reason", Col::U8(r.p_drop_reason)),
+        ])?;
+        w(&mut manifest, "queues", &[
+            ("time_ns", Col::I64(r.q_time)),
+            ("link", Col::U32(r.q_link)),
+            ("packets", Col::U32(r.q_packets)),
+            ("bytes", Col::U64(r.q_bytes)),
+            ("drops", Col::U64(r.q_drops)),
+            ("dropped_bytes", Col::U64(r.q_dropped_bytes)),
+            ("tx_bytes", Col::U64(r.q_tx_bytes)),
+            ("loss_drops", Col::U64(r.q_loss_drops)),
+            ("marks", Col::U64(r.q_marks)),
+            ("sojourn_us", Col::F64(r.q_sojourn_us)),
+        ])?;
+        w(&mut manifest, "release", &[
+            ("flow", Col::U32(r.r_flow)),
+            ("data", Col::Bool(r.r_data)),
+            ("intended_ns", Col::I64(r.r_intended)),
+            ("actual_ns", Col::I64(r.r_actual)),
+        ])?;
+        let mut errs = r.release_err;
+        errs.sort_unstable();
+        let mean = if errs.is_empty() { 0.0 } else { errs.iter().map(|&e| e as f64).sum::<f64>() / errs.len() as f64 };
+        let over = |t: u32| errs.len() - errs.partition_point(|&e| e <= t);
+        let flows: Vec<_> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let udp = self.flow_udp[i];
+                // arrivals: bytes acknowledged summed over the flow's connections
+                let conn_acked: u64 = self.conns.iter().filter(|((fl, _), _)| *fl as usize == i).map(|(_, c)| c.max_acked).sum();
+                serde_json::json!({
+                    "flow": i, "connected": f.isn.is_some() || (udp && f.data_pkts > 0), "data_pkts": f.data_pkts,
+                    "max_seq_end": f.max_end,
+                    // UDP: payload bytes delivered (the simulator's app_bytes of a UDP flow)
+                    "app_bytes": if udp { f.udp_delivered } else if self.flow_multi[i] { conn_acked } else { f.max_acked },
+                    "connections": if self.flow_multi[i] { Some(self.conns.keys().filter(|(fl, _)| *fl as usize == i).count()) } else { None },
+                    "completed_ns": f.completed_ns,
+                })
+            })
+            .collect();
+        let n = &self.n;
+        let engine = serde_json::json!({
+            "engine_cpu_ns": cpu,
+            "engine_cpu_frac": if wall > 0 { cpu as f64 / wall as f64 } else { 0.0 },
+            // CPU share doing work: CPU time minus idle spinning before deadlines
+            "engine_busy_frac": if wall > 0 { cpu.saturating_sub(self.n.idle_spin_ns) as f64 / wall as f64 } else { 0.0 },
+            "idle_spin_ns": self.n.idle_spin_ns,
+            "release_error_ns": {
+                "count": errs.len(), "mean": mean, "min": percentile(&errs, 0.0),
+                "p50": percentile(&errs, 0.5), "p90": percentile(&errs, 0.9),
+                "p99": percentile(&errs, 0.99), "p999": percentile(&errs, 0.999),
+                "max": percentile(&errs, 1.0),
+                "over_100us": over(100_000), "over_1ms": over(1_000_000),
+            },
+            "counters": {
+                "read_pkts": n.read_pkts, "read_bytes": n.read_bytes, "released_pkts": n.released_pkts,
+                "tun_write_errors": n.write_errors, "not_ipv4": n.not_ipv4, "unroutable": n.unroutable,
+                "model_drops": n.model_drops, "dead_fds": n.dead_fds, "polls": n.polls, "spins": n.spins,
+                "in_net_at_end": n.in_net_at_end, "slots": self.slots.len(),
+            },
+            "links": self.links.iter().map(|l| serde_json::json!({
+                "enqueued_pkts": l.stats.enqueued_pkts, "dropped_pkts": l.stats.dropped_pkts,
+                "tx_pkts": l.stats.tx_pkts, "tx_bytes": l.stats.tx_bytes,
+            })).collect::<Vec<_>>(),
+            "flows": flows,
+            "columns": manifest,
+        });
+        if let serde_json::Value::Object(e) = engine {
+            stats.extend(e);
+        }
+        std::fs::write(out.join("stats.json"), serde_json::to_string_pretty(&serde_json::Value::Object(stats)).unwrap())
+    }
+}

@@ -1,0 +1,58 @@
+"""Command lines of the flow agents (`ccbench-agent`, crates/emu/src/agent): one receiver per
+flow in the destination's namespace, and one sender — bulk/finite TCP, app-rate and on/off
+TCP, UDP CBR, or Poisson short-flow arrivals — in the source's (docs/emulation.md,
+"Workloads")."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .common import AGENT_NICE, PORT_BASE
+
+
+def receiver_argv(agent: Path, exp: dict, f: dict, t0: int, run_id: str) -> list[str]:
+    return ([str(agent), "udp-server" if f["scheme"] == "udp" else "server",
+             "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
+             "--end", str(exp["duration_ns"]), "--run", run_id, "--nice", str(AGENT_NICE)]
+            + (["--multi", "1"] if f.get("arrivals") else []))
+
+
+def notsent_lowat(exp: dict, f: dict) -> int:
+    """Unsent bytes a backlogged on/off sender may keep in its socket: ~1 ms of the path's
+    slowest rate, at least 16 KB, at most 4 MB (the kernel cannot withdraw what it holds at
+    the end of an on period)."""
+    rates = [exp["links"][j]["rate_bps"] for j in f["path"] if exp["links"][j].get("rate_bps")]
+    return min(4 << 20, max(16 << 10, (min(rates) // 8000) if rates else 0))
+
+
+def sender_argv(agent: Path, exp: dict, f: dict, dst_addr: str, t0: int, run_id: str,
+                work: Path) -> list[str]:
+    dur = exp["duration_ns"]
+    common = ["--dst", dst_addr, "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
+              "--start", str(f.get("start_ns") or 0), "--end", str(dur)]
+    tail = ["--run", run_id, "--nice", str(AGENT_NICE)]
+    if f.get("stop_ns") is not None:
+        tail += ["--stop", str(f["stop_ns"])]
+    if f["scheme"] == "udp":
+        # constant bit rate of IP bytes, datagrams of mss + 52 IP bytes (1500), as the
+        # simulator's UDP sources; no TCP_INFO samples (no flows rows, as in the simulator)
+        return [str(agent), "udp-client", *common, "--rate", str(int(f["app_rate_bps"])),
+                "--size", str(min(1500, int(exp.get("mss", 1448)) + 52)), *tail]
+    if f.get("arrivals"):
+        # Poisson short flows: one connection per arrival, the simulator's generator
+        # (same seed stream, so the same arrival times and sizes); conns CSV per group
+        return [str(agent), "arrivals-client", *common, "--cc", f["scheme"],
+                "--arrivals", json.dumps(f["arrivals"]), "--seed", str(int(exp.get("seed", 0))),
+                "--flow", str(f["id"]), "--out", str(work / f"conns{f['id']}.csv"), *tail]
+    args = [str(agent), "client", *common, "--cc", f["scheme"],
+            "--interval", str(exp["sample_interval_ns"]),
+            "--out", str(work / f"flow{f['id']}.csv"), *tail]
+    if f.get("bytes"):
+        args += ["--bytes", str(f["bytes"])]
+    if f.get("app_rate_bps"):
+        args += ["--app-rate", str(int(f["app_rate_bps"])), "--mss", str(int(exp.get("mss", 1448)))]
+    if f.get("onoff"):
+        args += ["--on", str(int(f["onoff"]["on_ns"])), "--off", str(int(f["onoff"]["off_ns"]))]
+        if not f.get("app_rate_bps"):
+            args += ["--notsent-lowat", str(notsent_lowat(exp, f))]
+    return args

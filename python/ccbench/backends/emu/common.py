@@ -1,0 +1,56 @@
+"""Names, addresses and binaries every part of the emulation backend shares."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+PREFIX = "ccb-"
+RUN_RE = re.compile(r"^ccb-[0-9a-f]{6}$")
+NS_RE = re.compile(r"^ccb-[0-9a-f]{6}-")
+TUN_NAME = "ccbtun"
+PORT_BASE = 10000
+NET = "10.77"                # every address lives inside our namespaces only
+BIN_ENV = "CCBENCH_EMU_BIN"  # directory holding ccbench-emu and ccbench-agent
+BIN_NAMES = {"engine": "ccbench-emu", "agent": "ccbench-agent"}
+REPO = Path(__file__).resolve().parents[4]
+WORK_ROOT = Path(tempfile.gettempdir()) / "ccbench-emu"
+
+ENGINE_NICE = -20           # engine: own autogroup at this nice (see crates/emu clock::prioritise)
+AGENT_NICE = -10            # agents: likewise, so a busy machine does not starve the senders
+
+
+class EmuError(RuntimeError):
+    pass
+
+
+def binary(name: str) -> Path | None:
+    """Where the engine ("engine") or agent ("agent") binary is: $CCBENCH_EMU_BIN, then the
+    repository's target/release (what `make build` produces), then target/debug, then PATH."""
+    exe = BIN_NAMES[name]
+    cands = []
+    if os.environ.get(BIN_ENV):
+        cands.append(Path(os.environ[BIN_ENV]) / exe)
+    cands += [REPO / "target" / "release" / exe, REPO / "target" / "debug" / exe]
+    for c in cands:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c
+    w = shutil.which(exe)
+    return Path(w) if w else None
+
+
+def run_cmd(cmd: list[str], *, input: str | None = None, check: bool = True) -> str:
+    """Run a short system command (`ip`, `tc`); its stdout, or EmuError naming it."""
+    p = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=30)
+    if check and p.returncode != 0:
+        raise EmuError(f"`{' '.join(cmd)}` failed: {p.stderr.strip() or p.stdout.strip()}")
+    return p.stdout
+
+
+def host_addr(i: int) -> str:
+    """Address of the i-th host (10.77.0.1, 10.77.0.2, ...)."""
+    n = i + 1
+    return f"{NET}.{n >> 8}.{n & 255}"

@@ -1,0 +1,170 @@
+"""`ccbench doctor`: can this machine run the emulation backend, and how well?
+
+`checks()` inspects the machine without creating anything; `preflight(experiment)` runs the
+checks an emulation run needs and raises `EmuUnavailable` with every problem and its fix
+before a single namespace, interface or process is created.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .common import BIN_ENV, BIN_NAMES, binary
+
+CC_AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+CC_ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+class EmuUnavailable(RuntimeError):
+    """The emulation backend cannot run this experiment here; the message says how to fix it."""
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+
+def kernel_ccs() -> tuple[list[str], list[str]]:
+    """(available, allowed) congestion controls of the running kernel."""
+    def read(p: Path) -> list[str]:
+        try:
+            return p.read_text().split()
+        except OSError:
+            return []
+    return read(CC_AVAILABLE), read(CC_ALLOWED)
+
+
+def _timer_precision(n: int = 200, sleep_s: float = 100e-6) -> dict:
+    """Overshoot of a 100 µs sleep (what an engine without spinning would see), µs."""
+    over = []
+    for _ in range(n):
+        t = time.perf_counter_ns()
+        time.sleep(sleep_s)
+        over.append((time.perf_counter_ns() - t) / 1e3 - sleep_s * 1e6)
+    over.sort()
+    return {"p50_us": round(statistics.median(over), 1),
+            "p99_us": round(over[int(0.99 * (len(over) - 1))], 1), "max_us": round(over[-1], 1)}
+
+
+def _steal_frac(interval: float = 0.3) -> float | None:
+    def read():
+        f = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        v = [int(x) for x in f]
+        return sum(v[:8]), v[7] if len(v) > 7 else 0
+    try:
+        a_tot, a_st = read()
+        time.sleep(interval)
+        b_tot, b_st = read()
+    except (OSError, ValueError):
+        return None
+    return (b_st - a_st) / max(1, b_tot - a_tot)
+
+
+def checks(schemes: list[str] | None = None, measure: bool = True) -> list[Check]:
+    """Everything the emulation backend needs, without creating anything."""
+    out = []
+    root = os.geteuid() == 0
+    out.append(Check("root", root, "running as root" if root else f"running as uid {os.geteuid()}",
+                     "run as root (sudo ccbench ...): namespaces and TUN devices need CAP_NET_ADMIN"))
+    tun = os.path.exists("/dev/net/tun")
+    out.append(Check("tun", tun, "/dev/net/tun present" if tun else "/dev/net/tun missing",
+                     "modprobe tun (and create the node: mkdir -p /dev/net && mknod /dev/net/tun c 10 200)"))
+    netns = os.path.exists("/proc/self/ns/net") and shutil.which("ip") is not None
+    out.append(Check("netns", netns,
+                     "network namespaces and iproute2 present" if netns else
+                     "no /proc/self/ns/net or no `ip` command",
+                     "install iproute2 and use a kernel with CONFIG_NET_NS"))
+    for name in ("engine", "agent"):
+        p = binary(name)
+        out.append(Check(f"{name} binary", p is not None,
+                         str(p) if p else f"{BIN_NAMES[name]} not found",
+                         "run `make build` (builds target/release/ccbench-emu and ccbench-agent), "
+                         f"or set {BIN_ENV} to the directory holding them"))
+    avail, allowed = kernel_ccs()
+    out.append(Check("congestion controls", bool(avail),
+                     f"available: {' '.join(avail) or '-'}; allowed for non-root: {' '.join(allowed) or '-'}",
+                     "mount /proc", required=bool(schemes)))
+    for s in schemes or []:
+        ok = s in avail
+        out.append(Check(f"scheme {s}", ok, "available in the kernel" if ok else "not available in the kernel",
+                         f"modprobe tcp_{s} (then it appears in {CC_AVAILABLE})"))
+    ncpu = os.cpu_count() or 1
+    out.append(Check("cpus", ncpu >= 2, f"{ncpu} CPU(s)",
+                     "use a machine with ≥ 2 CPUs: the engine spins on one, applications need another",
+                     required=False))
+    if measure:
+        tp = _timer_precision()
+        out.append(Check("timer precision", tp["p99_us"] < 500,
+                         f"100 µs sleep overshoot p50 {tp['p50_us']} µs, p99 {tp['p99_us']} µs, max {tp['max_us']} µs",
+                         "expect imprecise emulation (busy or virtualised host)", required=False))
+        st = _steal_frac()
+        if st is not None:
+            out.append(Check("steal time", st < 0.05, f"{st * 100:.1f} % of CPU time stolen by the host now",
+                             "runs with steal > 5 % have millisecond timing errors; use a quieter host",
+                             required=False))
+    return out
+
+
+def experiment_schemes(experiment: dict) -> list[str]:
+    """Kernel congestion controls the experiment needs (not command schemes, not UDP sources)."""
+    return sorted({f["scheme"] for f in experiment.get("flows", [])
+                   if not f.get("command") and f["scheme"] != "udp"})
+
+
+def preflight(experiment: dict) -> list[Check]:
+    """Raise EmuUnavailable (with every problem and its fix) unless the emulation backend can
+    run `experiment` here. Creates nothing."""
+    problems = []
+    cs = checks(experiment_schemes(experiment), measure=False)
+    for c in cs:
+        if c.required and not c.ok:
+            problems.append(f"{c.name}: {c.detail}. Fix: {c.fix}")
+    avail, _ = kernel_ccs()
+    for f in experiment.get("flows", []):
+        if f.get("command"):
+            continue
+        # UDP CBR, app-rate, on/off and arrivals run on the agent (docs/emulation.md, "Workloads")
+        if f["scheme"] == "udp":
+            continue
+        if f.get("python"):
+            problems.append(
+                f"flow {f['id']} ({f.get('label', '')}) is a Python scheme ({f['python']}): Python "
+                "congestion control runs in the simulator's TCP endpoint only "
+                "(docs/python-schemes.md). Fix: run it with --backend sim")
+            continue
+        if f["scheme"] not in avail:
+            problems.append(
+                f"flow {f['id']} ({f.get('label', '')}) uses congestion control {f['scheme']!r}, which "
+                f"this kernel does not offer (available: {' '.join(avail) or 'none'}). "
+                f"Fix: modprobe tcp_{f['scheme']}, or run this experiment on the simulator (--backend sim)")
+        if f.get("params"):
+            problems.append(
+                f"flow {f['id']} ({f.get('label', '')}) sets parameters {f['params']} of {f['scheme']}: "
+                "kernel algorithms take module-wide parameters (/sys/module/tcp_*/parameters), not "
+                "per-flow ones. Fix: remove params for --backend emu")
+    if problems:
+        raise EmuUnavailable("the emulation backend cannot run this experiment:\n  - "
+                             + "\n  - ".join(dict.fromkeys(problems)))
+    return cs
+
+
+def report(schemes: list[str] | None = None) -> tuple[str, bool]:
+    """Human-readable doctor output and whether every required check passed."""
+    cs = checks(schemes)
+    lines = []
+    ok = True
+    for c in cs:
+        mark = "ok  " if c.ok else ("FAIL" if c.required else "warn")
+        ok &= c.ok or not c.required
+        lines.append(f"[{mark}] {c.name:<20} {c.detail}")
+        if not c.ok:
+            lines.append(f"       fix: {c.fix}")
+    return "\n".join(lines), ok

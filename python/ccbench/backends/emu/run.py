@@ -1,0 +1,370 @@
+"""One emulation run: host namespaces and their TUNs, the engine, the agents, the clock of
+the run, collection and teardown (docs/emulation.md)."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from . import agents as _agents
+from .accuracy import accuracy
+from .cleanup import delete_namespace, kill_pids, ns_pids, our_processes
+from .collect import collect
+from .commands import CommandFlows
+from .doctor import preflight
+from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
+    binary, host_addr, run_cmd
+from .netns import host_sysctls, in_netns, offloads_off, open_tun, route_options, setns, \
+    write_sysctl
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so the same teardown runs as for Ctrl-C."""
+
+
+def _cpu_times() -> dict[str, list[int]]:
+    out = {}
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("cpu"):
+            f = line.split()
+            out[f[0]] = [int(x) for x in f[1:9]]
+    return out
+
+
+def _cpu_usage(a: dict, b: dict) -> dict:
+    """Busy and steal fractions per CPU between two /proc/stat snapshots."""
+    res = {}
+    for k in b:
+        if k not in a:
+            continue
+        d = [y - x for x, y in zip(a[k], b[k])]
+        tot = max(1, sum(d))
+        idle = d[3] + d[4]
+        res[k] = {"busy": round(1 - idle / tot, 4), "steal": round(d[7] / tot, 4)}
+    return res
+
+
+class _Progress:
+    def __init__(self, enabled: bool, stream=sys.stderr):
+        self.enabled = enabled
+        self.stream = stream
+
+    def __call__(self, now_s: float, end_s: float) -> None:
+        if not self.enabled:
+            return
+        now_s = max(0.0, now_s)
+        frac = min(1.0, now_s / end_s) if end_s else 1.0
+        fill = int(frac * 30)
+        self.stream.write(f"\r  emulating [{'#' * fill}{'.' * (30 - fill)}] {frac * 100:5.1f}%  "
+                          f"{now_s:6.2f}/{end_s:.2f} s")
+        if frac >= 1.0:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+class Emulation(CommandFlows):
+    """Set-up, run and teardown of one experiment on the emulation backend."""
+
+    def __init__(self, experiment: dict, *, engine_bin: Path, agent_bin: Path,
+                 spin_ns: int = 50_000, progress=False):
+        self.exp = experiment
+        self.engine_bin = engine_bin
+        self.agent_bin = agent_bin
+        self.spin_ns = spin_ns
+        self.progress = _Progress(bool(progress))
+        self.run_id = PREFIX + secrets.token_hex(3)
+        self.work = WORK_ROOT / self.run_id
+        self.hosts = [n["name"] for n in experiment["nodes"] if n.get("kind", "host") == "host"]
+        self.addr = {h: host_addr(i) for i, h in enumerate(self.hosts)}
+        self.ns = {h: f"{self.run_id}-{h}" for h in self.hosts}
+        self.created_ns: list[str] = []
+        self.tun_fds: dict[str, int] = {}
+        self.procs: list[subprocess.Popen] = []
+        self.engine: subprocess.Popen | None = None
+        cpus = sorted(os.sched_getaffinity(0))
+        self.engine_cpu = cpus[-1] if len(cpus) >= 2 else None
+        self.app_cpus = cpus[:-1] if len(cpus) >= 2 else cpus
+        self.offloads: dict = {}
+        self.sysctls: dict = {}
+        self.agent_flows = [f for f in experiment["flows"] if not f.get("command")]
+        self.cmd_flows = [dict(f) for f in experiment["flows"] if f.get("command")]
+        self.cmd_procs: list[dict] = []
+        self.cmd_notes: list[str] = []
+
+    # -- set-up --------------------------------------------------------------------------------
+    def setup_hosts(self) -> None:
+        self.sysctls = host_sysctls(self.exp)
+        route = route_options(self.exp)
+        rps_mask = format(sum(1 << c for c in self.app_cpus), "x") if self.engine_cpu is not None else None
+        for h in self.hosts:
+            ns = self.ns[h]
+            run_cmd(["ip", "netns", "add", ns])
+            self.created_ns.append(ns)
+            with in_netns(ns):
+                for k, v in self.sysctls.items():
+                    write_sysctl(k, v)
+                self.tun_fds[h] = open_tun(TUN_NAME)
+                self.offloads[h] = offloads_off(TUN_NAME)
+            a = self.addr[h]
+            run_cmd(["ip", "-n", ns, "-batch", "-"], input="\n".join([
+                "link set lo up",
+                f"link set {TUN_NAME} mtu 1500 txqueuelen 10000 up",
+                f"addr add {a}/32 dev {TUN_NAME}",
+                f"route add {NET}.0.0/16 dev {TUN_NAME} src {a} {route}",
+            ]) + "\n")
+            if rps_mask:
+                # RPS: the receive work of packets the engine writes runs on the application CPUs
+                run_cmd(["ip", "netns", "exec", ns, "sh", "-c",
+                         f"echo {rps_mask} > /sys/class/net/{TUN_NAME}/queues/rx-0/rps_cpus"])
+
+    def _preexec(self, ns: str):
+        path = f"/run/netns/{ns}"
+        cpus = set(self.app_cpus)
+
+        def fn():
+            fd = os.open(path, os.O_RDONLY)
+            setns(fd)
+            os.close(fd)
+            os.sched_setaffinity(0, cpus)
+        return fn
+
+    def start_engine(self) -> None:
+        hosts = [{"name": h, "fd": self.tun_fds[h], "addr": self.addr[h]} for h in self.hosts]
+        rt = {"run_id": self.run_id, "experiment": self.exp, "hosts": hosts, "port_base": PORT_BASE,
+              "engine_cpu": self.engine_cpu, "spin_ns": self.spin_ns,
+              "engine_nice": ENGINE_NICE, "record_release": True, "out_dir": str(self.work / "engine")}
+        rt_path = self.work / "runtime.json"
+        rt_path.write_text(json.dumps(rt))
+        self.engine = subprocess.Popen([str(self.engine_bin), str(rt_path)], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                       pass_fds=list(self.tun_fds.values()))
+        self.procs.append(self.engine)
+        # The engine holds the TUN fds now; ours would keep the interfaces alive after it dies.
+        for fd in self.tun_fds.values():
+            os.close(fd)
+        self.tun_fds = {}
+        line = self.engine.stdout.readline()
+        if line.strip() != "ready":
+            err = self.engine.stderr.read() if self.engine.poll() is not None else ""
+            raise EmuError(f"the engine did not start: {line.strip()} {err.strip()}")
+
+    def _popen(self, argv: list[str], host: str) -> subprocess.Popen:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=self._preexec(self.ns[host]))
+        self.procs.append(p)
+        return p
+
+    def start_agents(self, t0: int) -> list[tuple[dict, subprocess.Popen]]:
+        servers = [self._popen(_agents.receiver_argv(self.agent_bin, self.exp, f, t0, self.run_id),
+                               f["dst"]) for f in self.agent_flows]
+        for f, p in zip(self.agent_flows, servers):
+            line = p.stdout.readline()
+            if line.strip() != "listening":
+                raise EmuError(f"receiver of flow {f['id']} did not start: {line.strip()} "
+                               f"{p.stderr.read().strip() if p.poll() is not None else ''}")
+        clients = []
+        for f in self.agent_flows:
+            argv = _agents.sender_argv(self.agent_bin, self.exp, f, self.addr[f["dst"]], t0,
+                                       self.run_id, self.work)
+            clients.append((f, self._popen(argv, f["src"])))
+        return clients + self.start_command_clients(t0)
+
+
+    def tun_stats(self) -> dict:
+        out = {}
+        for h in self.hosts:
+            try:
+                j = json.loads(run_cmd(["ip", "-n", self.ns[h], "-s", "-j", "link", "show", TUN_NAME]))
+                s = j[0].get("stats64", j[0].get("stats", {}))
+                out[h] = {"tx_packets": s["tx"]["packets"], "tx_dropped": s["tx"]["dropped"],
+                          "rx_packets": s["rx"]["packets"], "rx_dropped": s["rx"]["dropped"],
+                          "tx_errors": s["tx"]["errors"], "rx_errors": s["rx"]["errors"]}
+                q = json.loads(run_cmd(["tc", "-n", self.ns[h], "-s", "-j", "qdisc", "show", "dev", TUN_NAME]))
+                out[h]["qdisc_drops"] = sum(x.get("drops", 0) for x in q)
+                out[h]["qdisc"] = [x.get("kind") for x in q]
+            except (EmuError, ValueError, KeyError, IndexError) as e:
+                out[h] = {**out.get(h, {}), "error": str(e)}
+        return out
+
+    # -- teardown ------------------------------------------------------------------------------
+    def teardown(self) -> None:
+        for c in self.cmd_procs:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(c["proc"].pid, signal.SIGKILL)
+        for c in self.cmd_procs:
+            with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+                c["proc"].wait(timeout=5)
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.kill()
+        for p in self.procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=5)
+            for s in (p.stdout, p.stderr, p.stdin):
+                if s:
+                    with contextlib.suppress(OSError):
+                        s.close()
+        for fd in self.tun_fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.tun_fds = {}
+        for ns in self.created_ns:
+            kill_pids(ns_pids(ns))
+        for ns in self.created_ns:
+            delete_namespace(ns)
+        self.created_ns = []
+        # SIGKILLed processes vanish asynchronously (the kernel tears them down, init reaps
+        # the orphans): return only once none of this run's is left, so "nothing left
+        # behind" holds when the caller sees the run end.
+        deadline = time.monotonic() + 5
+        while (left := our_processes(self.run_id)) and time.monotonic() < deadline:
+            kill_pids(left)
+            time.sleep(0.02)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    # -- the run ---------------------------------------------------------------------------------
+    def run(self):
+        dur = self.exp["duration_ns"]
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.setup_hosts()
+        self.start_engine()
+        self.start_command_servers()
+        lead = 300_000_000 + 40_000_000 * len(self.exp["flows"])
+        t0 = time.monotonic_ns() + lead
+        clients = self.start_agents(t0)
+        if time.monotonic_ns() >= t0 - 20_000_000:
+            raise EmuError("starting the agents took longer than the lead time before t0")
+        self.engine.stdin.write(f"go {t0}\n")
+        self.engine.stdin.flush()
+        cpu_a = _cpu_times()
+        wall0 = time.perf_counter()
+        end = t0 + dur
+        sel = selectors.DefaultSelector()
+        sel.register(self.engine.stdout, selectors.EVENT_READ)
+        done = False
+        # command flows with a stop time: their processes are killed then
+        stops = sorted((t0 + f["stop_ns"], f["id"]) for f in self.cmd_flows if f.get("stop_ns") is not None)
+        while not done:
+            now = time.monotonic_ns()
+            self.progress((now - t0) / 1e9, dur / 1e9)
+            if now > end + 10_000_000_000:
+                raise EmuError("the engine did not stop 10 s after the end of the run")
+            while stops and stops[0][0] <= now:
+                self.stop_commands(stops.pop(0)[1], grace=0.0)
+            timeout = 0.25 if not stops else min(0.25, max(0.0, (stops[0][0] - now) / 1e9))
+            if sel.select(timeout=timeout):
+                line = self.engine.stdout.readline()
+                if line.strip() == "done":
+                    done = True
+                elif not line:
+                    self.engine.wait(timeout=5)
+                    raise EmuError(f"the engine failed (exit {self.engine.returncode}): "
+                                   f"{self.engine.stderr.read().strip()}")
+        sel.close()
+        cpu_b = _cpu_times()
+        wall = time.perf_counter() - wall0
+        self.progress(dur / 1e9, dur / 1e9)
+        # The engine still holds the TUNs: read their counters, then let it exit.
+        tun = self.tun_stats()
+        self.stop_commands()
+        self.engine.stdin.write("exit\n")
+        self.engine.stdin.flush()
+        self.engine.wait(timeout=10)
+        agents = []
+        for f, p in clients:
+            try:
+                out, err = p.communicate(timeout=max(2.0, 3 * self.exp["sample_interval_ns"] / 1e9))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+            summary = {}
+            for line in reversed(out.splitlines()):
+                with contextlib.suppress(ValueError):
+                    summary = json.loads(line)
+                    break
+            if p.returncode == 3:
+                raise EmuError(f"flow {f['id']}: {summary.get('error') or err.strip()}")
+            if f.get("command"):
+                summary["command"] = f["command"]["kind"]
+                if f.get("_run_first"):
+                    summary["run_first"] = f["_run_first"]
+            summary.update({"flow": f["id"], "exit": p.returncode})
+            if err.strip():
+                summary["stderr"] = err.strip()[-500:]
+            agents.append(summary)
+        tables, meta = collect(self.exp, self.work, agents)
+        usage = _cpu_usage(cpu_a, cpu_b)
+        meta.update({
+            "run_id": self.run_id,
+            "kernel": os.uname().release,
+            "engine_cpu": self.engine_cpu, "app_cpus": self.app_cpus, "spin_ns": self.spin_ns,
+            "tun": tun,
+            "tun_drops": sum(v.get("tx_dropped", 0) + v.get("rx_dropped", 0) + v.get("qdisc_drops", 0)
+                             for v in tun.values()),
+            "cpu_usage": usage,
+            "steal_frac": usage.get("cpu", {}).get("steal"),
+            "offloads": self.offloads,
+            "sysctls": self.sysctls,
+            "route_options": route_options(self.exp),
+            # the kernel's initial RTO is TCP_TIMEOUT_INIT (1 s), fixed at compile time: no
+            # sysctl or route metric changes it (only a cgroup BPF sock_ops program could)
+            "initial_rto_ns": {"requested": int(self.exp.get("tcp", {}).get("initial_rto_ns", 10**9)),
+                               "kernel": 10**9,
+                               "applied": int(self.exp.get("tcp", {}).get("initial_rto_ns", 10**9)) == 10**9},
+            "agents": agents,
+            **({"commands": self.command_summary(), "command_notes": self.cmd_notes}
+               if self.cmd_flows else {}),
+        })
+        if self.engine_cpu is not None:
+            busy = usage.get(f"cpu{self.engine_cpu}", {}).get("busy")
+            if busy is not None:
+                meta["foreign_cpu_frac_on_engine_cpu"] = round(max(0.0, busy - meta["engine_cpu_frac"]), 4)
+        meta.update(accuracy(self.exp, meta))
+        return tables, meta, wall
+
+
+
+
+def emulate(experiment: dict, progress=False, spin_ns: int = 50_000):
+    """Run a resolved experiment on the emulation backend; returns ({table: DataFrame},
+    emu metadata, wall seconds). Raises doctor.EmuUnavailable before creating anything when
+    the machine cannot run it."""
+    preflight(experiment)
+    emu = Emulation(experiment, engine_bin=binary("engine"), agent_bin=binary("agent"),
+                    spin_ns=spin_ns, progress=progress)
+    old = None
+    if _in_main_thread():
+        def on_term(signum, frame):
+            raise _Terminated()
+        old = signal.signal(signal.SIGTERM, on_term)
+    aff = os.sched_getaffinity(0)
+    try:
+        # the driver (and the `ip`/`tc` commands it runs) stays off the engine's CPU
+        os.sched_setaffinity(0, set(emu.app_cpus))
+        return emu.run()
+    finally:
+        os.sched_setaffinity(0, aff)
+        # teardown must not be interrupted by a second signal
+        masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            emu.teardown()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, masked)
+            if old is not None:
+                signal.signal(signal.SIGTERM, old)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
