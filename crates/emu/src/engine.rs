@@ -15,14 +15,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::clock::mono_ns;
-use crate::columns::{write_table, Col, NULL_I64};
+use crate::columns::write_table;
+use netmodel::records::{Col, Recorder, Table, NO_RECORD};
 use crate::packet::{self, SeqUnwrap, PROTO_TCP, TCP_ACK, TCP_SYN};
 use crate::runtime::{parse_addr, Runtime};
 use netmodel::link::DropReason;
 use netmodel::{Link, Nanos, PktMeta};
 
 const BUF: usize = 2048;
-const NO_REC: u32 = u32::MAX;
 /// Packets read from one TUN before the model is advanced again.
 const READ_BURST: usize = 32;
 
@@ -47,6 +47,10 @@ struct Slot {
     hop: u16,
     route: Route,
     ecn: u8,
+    /// A data packet (counted in the records), sent (read from its host) at `sent`.
+    data: bool,
+    sent: u64,
+    /// Its per-packet record ([`NO_RECORD`] if none).
     rec: u32,
 }
 
@@ -64,37 +68,16 @@ struct FlowState {
     udp_delivered: u64,
 }
 
+/// Release times of every packet the engine writes (data and ACKs): the `emu_release` table
+/// and the release-error percentiles.
 #[derive(Default)]
-struct Records {
-    // packets table (data packets only)
-    p_flow: Vec<u32>,
-    p_seq: Vec<u64>,
-    p_size: Vec<u32>,
-    p_retrans: Vec<u8>,
-    p_sent: Vec<i64>,
-    p_arrival: Vec<i64>,
-    p_intended: Vec<i64>,
-    p_drop_link: Vec<i32>,
-    p_drop: Vec<i64>,
-    /// 0 none, 1 queue, 2 loss (the simulator's DROP_REASONS)
-    p_drop_reason: Vec<u8>,
-    // queues table
-    q_time: Vec<i64>,
-    q_link: Vec<u32>,
-    q_packets: Vec<u32>,
-    q_bytes: Vec<u64>,
-    q_drops: Vec<u64>,
-    q_dropped_bytes: Vec<u64>,
-    q_tx_bytes: Vec<u64>,
-    q_loss_drops: Vec<u64>,
-    q_marks: Vec<u64>,
-    q_sojourn_us: Vec<f64>,
-    // release error of every released packet (data and ACKs), ns
-    release_err: Vec<u32>,
-    r_flow: Vec<u32>,
-    r_data: Vec<u8>,
-    r_intended: Vec<i64>,
-    r_actual: Vec<i64>,
+struct Release {
+    /// Release error (actual − intended), ns.
+    err: Vec<u32>,
+    flow: Vec<u32>,
+    data: Vec<bool>,
+    intended: Vec<i64>,
+    actual: Vec<i64>,
 }
 
 #[derive(Default)]
@@ -126,6 +109,7 @@ pub struct Engine {
     port_base: u16,
     flow_ends: Vec<(u16, u16)>,
     flow_bytes: Vec<Option<u64>>,
+    start_ns: Vec<u64>,
     /// Flows with `scheme: udp` (constant-bit-rate datagrams; no ACKs, no TCP state).
     flow_udp: Vec<bool>,
     /// Flows with short-flow arrivals: one connection per arrival, keyed by the client port.
@@ -137,7 +121,8 @@ pub struct Engine {
     in_net: u64,
     sample_interval: u64,
     next_sample: u64,
-    rec: Records,
+    rec: Recorder,
+    release: Release,
     n: Counters,
     record_release: bool,
     drop_buf: Vec<(PktMeta, DropReason)>,
@@ -160,7 +145,9 @@ impl Engine {
             hop: 0,
             route: Route { flow: 0, dir: Dir::Data, path: 0, dst_host: 0 },
             ecn: 0,
-            rec: NO_REC,
+            data: false,
+            sent: 0,
+            rec: NO_RECORD,
         });
         i
     }
@@ -209,18 +196,7 @@ impl Engine {
         for i in 0..self.links.len() {
             self.links[i].sync(t);
             self.collect_drops(i, t);
-            let l = &self.links[i];
-            let r = &mut self.rec;
-            r.q_time.push(t as i64);
-            r.q_link.push(i as u32);
-            r.q_packets.push(l.queue_packets() as u32);
-            r.q_bytes.push(l.queue_bytes());
-            r.q_drops.push(l.stats.dropped_pkts);
-            r.q_dropped_bytes.push(l.stats.dropped_bytes);
-            r.q_tx_bytes.push(l.stats.tx_bytes);
-            r.q_loss_drops.push(l.stats.lost_pkts);
-            r.q_marks.push(l.queue_marks());
-            r.q_sojourn_us.push(l.queue_sojourn_ns().map_or(f64::NAN, |s| s as f64 / 1000.0));
+            self.rec.queues.push(t, i as u32, &self.links[i]);
         }
     }
 
@@ -235,13 +211,8 @@ impl Engine {
 
     fn drop_packet(&mut self, p: PktMeta, l: usize, t: u64, why: DropReason) {
         let s = &self.slots[p.id as usize];
-        if s.rec != NO_REC {
-            self.rec.p_drop_link[s.rec as usize] = l as i32;
-            self.rec.p_drop[s.rec as usize] = t as i64;
-            self.rec.p_drop_reason[s.rec as usize] = match why {
-                DropReason::Queue => 1,
-                DropReason::Loss => 2,
-            };
+        if s.data {
+            self.rec.dropped(t, s.route.flow, p.size, l as u32, s.rec, why);
         }
         self.n.model_drops += 1;
         self.in_net -= 1;
@@ -278,17 +249,16 @@ impl Engine {
         }
         self.n.released_pkts += 1;
         let err = actual.saturating_sub(at);
-        self.rec.release_err.push(err.min(u32::MAX as u64) as u32);
+        self.release.err.push(err.min(u32::MAX as u64) as u32);
         let route = s.route;
         if self.record_release {
-            self.rec.r_flow.push(route.flow);
-            self.rec.r_data.push((route.dir == Dir::Data) as u8);
-            self.rec.r_intended.push(at as i64);
-            self.rec.r_actual.push(actual as i64);
+            self.release.flow.push(route.flow);
+            self.release.data.push(route.dir == Dir::Data);
+            self.release.intended.push(at as i64);
+            self.release.actual.push(actual as i64);
         }
-        if s.rec != NO_REC {
-            self.rec.p_arrival[s.rec as usize] = actual as i64;
-            self.rec.p_intended[s.rec as usize] = at as i64;
+        if s.data {
+            self.rec.delivered(actual, route.flow, s.len as u32, s.sent, s.rec);
         }
         if route.dir == Dir::Data && self.flow_udp[route.flow as usize] {
             if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
@@ -361,7 +331,7 @@ impl Engine {
             self.free.push(id);
             return;
         };
-        let mut rec = NO_REC;
+        let mut sent: Option<(u64, bool)> = None; // a data packet: (seq, retransmission)
         if route.dir == Dir::Data && h.proto == packet::PROTO_UDP && self.flow_udp[route.flow as usize] {
             // A UDP CBR datagram: every one is a data packet (seq = payload bytes sent before it).
             let f = &mut self.flows[route.flow as usize];
@@ -369,18 +339,7 @@ impl Engine {
             f.udp_sent += h.payload as u64;
             f.max_end = f.udp_sent;
             f.data_pkts += 1;
-            let r = &mut self.rec;
-            rec = r.p_flow.len() as u32;
-            r.p_flow.push(route.flow);
-            r.p_seq.push(seq);
-            r.p_size.push(h.len);
-            r.p_retrans.push(0);
-            r.p_sent.push(t as i64);
-            r.p_arrival.push(NULL_I64);
-            r.p_intended.push(NULL_I64);
-            r.p_drop_link.push(-1);
-            r.p_drop.push(NULL_I64);
-            r.p_drop_reason.push(0);
+            sent = Some((seq, false));
         } else if route.dir == Dir::Data && h.proto == PROTO_TCP {
             let multi = self.flow_multi[route.flow as usize];
             if multi && h.flags & TCP_SYN != 0 {
@@ -407,25 +366,20 @@ impl Engine {
                     if multi {
                         self.flows[route.flow as usize].data_pkts += 1;
                     }
-                    let r = &mut self.rec;
-                    rec = r.p_flow.len() as u32;
-                    r.p_flow.push(route.flow);
-                    r.p_seq.push(seq);
-                    r.p_size.push(h.len);
-                    r.p_retrans.push(retrans as u8);
-                    r.p_sent.push(t as i64);
-                    r.p_arrival.push(NULL_I64);
-                    r.p_intended.push(NULL_I64);
-                    r.p_drop_link.push(-1);
-                    r.p_drop.push(NULL_I64);
-                    r.p_drop_reason.push(0);
+                    sent = Some((seq, retrans));
                 }
             }
         }
+        let rec = match sent {
+            Some((seq, retrans)) => self.rec.sent(t, route.flow, seq, h.len, retrans),
+            None => NO_RECORD,
+        };
         let s = &mut self.slots[id as usize];
         s.hop = 0;
         s.route = route;
         s.ecn = h.ecn;
+        s.data = sent.is_some();
+        s.sent = t;
         s.rec = rec;
         self.in_net += 1;
         let meta = PktMeta { id, size: h.len, flow: route.flow, ecn: h.ecn };
@@ -569,6 +523,7 @@ impl Engine {
             port_base: rt.port_base,
             flow_ends,
             flow_bytes: exp.flows.iter().map(|f| f.bytes).collect(),
+            start_ns: exp.flows.iter().map(|f| f.start_ns).collect(),
             flow_udp: exp.flows.iter().map(|f| f.scheme == "udp").collect(),
             flow_multi: exp.flows.iter().map(|f| f.arrivals.is_some()).collect(),
             conns: HashMap::new(),
@@ -578,7 +533,8 @@ impl Engine {
             in_net: 0,
             sample_interval: exp.sample_interval_ns.max(1),
             next_sample: 0,
-            rec: Records::default(),
+            rec: Recorder::new(exp.flows.len(), exp.sample_interval_ns, exp.hist_bucket_ns, exp.record_packets),
+            release: Release::default(),
             n: Counters::default(),
             record_release: rt.record_release,
             drop_buf: Vec::with_capacity(64),
@@ -588,8 +544,20 @@ impl Engine {
             let i = eng.alloc();
             eng.free.push(i);
         }
-        eng.rec.release_err.reserve(1 << 20);
+        eng.release.err.reserve(1 << 20);
         Ok(eng)
+    }
+
+    /// Payload bytes acknowledged of flow `i` (UDP: delivered, the simulator's app_bytes of a
+    /// UDP flow; arrivals: summed over the flow's connections).
+    fn app_bytes(&self, i: usize) -> u64 {
+        if self.flow_udp[i] {
+            self.flows[i].udp_delivered
+        } else if self.flow_multi[i] {
+            self.conns.iter().filter(|((fl, _), _)| *fl as usize == i).map(|(_, c)| c.max_acked).sum()
+        } else {
+            self.flows[i].max_acked
+        }
     }
 
     /// Fix experiment time 0 at CLOCK_MONOTONIC `t0` (ns).
@@ -603,44 +571,24 @@ impl Engine {
     pub fn write_output(mut self, out: &Path, wall: u64, cpu: u64, mut stats: serde_json::Map<String, serde_json::Value>) -> std::io::Result<()> {
         std::fs::create_dir_all(out)?;
         self.n.in_net_at_end = self.in_net;
-        let r = std::mem::take(&mut self.rec);
-        let mut manifest = serde_json::Map::new();
-        let w = |m: &mut serde_json::Map<String, serde_json::Value>, name: &str, cols: &[(&str, Col)]| -> std::io::Result<()> {
-            let v = write_table(out, name, cols)?;
-            m.insert(name.into(), v);
-            Ok(())
-        };
-        w(&mut manifest, "packets", &[
-            ("flow", Col::U32(r.p_flow)),
-            ("seq", Col::U64(r.p_seq)),
-            ("size", Col::U32(r.p_size)),
-            ("retrans", Col::Bool(r.p_retrans)),
-            ("sent_ns", Col::I64(r.p_sent)),
-            ("arrival_ns", Col::I64(r.p_arrival)),
-            ("intended_ns", Col::I64(r.p_intended)),
-            ("drop_link", Col::I32(r.p_drop_link)),
-            ("drop_ns", Col::I64(r.p_drop)),
-            ("drop_reason", Col::U8(r.p_drop_reason)),
-        ])?;
-        w(&mut manifest, "queues", &[
-            ("time_ns", Col::I64(r.q_time)),
-            ("link", Col::U32(r.q_link)),
-            ("packets", Col::U32(r.q_packets)),
-            ("bytes", Col::U64(r.q_bytes)),
-            ("drops", Col::U64(r.q_drops)),
-            ("dropped_bytes", Col::U64(r.q_dropped_bytes)),
-            ("tx_bytes", Col::U64(r.q_tx_bytes)),
-            ("loss_drops", Col::U64(r.q_loss_drops)),
-            ("marks", Col::U64(r.q_marks)),
-            ("sojourn_us", Col::F64(r.q_sojourn_us)),
-        ])?;
-        w(&mut manifest, "release", &[
-            ("flow", Col::U32(r.r_flow)),
-            ("data", Col::Bool(r.r_data)),
-            ("intended_ns", Col::I64(r.r_intended)),
-            ("actual_ns", Col::I64(r.r_actual)),
-        ])?;
-        let mut errs = r.release_err;
+        let completed: Vec<Option<u64>> = self.flows.iter().map(|f| f.completed_ns).collect();
+        let app_bytes: Vec<u64> = (0..self.flows.len()).map(|i| self.app_bytes(i)).collect();
+        let rec = std::mem::replace(&mut self.rec, Recorder::new(0, 1, 1, false));
+        for t in rec.finish(&self.start_ns, &completed, &app_bytes) {
+            // the engine samples no sender state: `flows` comes from the agents
+            if t.name != "flows" {
+                write_table(out, &t)?;
+            }
+        }
+        let r = std::mem::take(&mut self.release);
+        if self.record_release {
+            write_table(out, &Table::new("emu_release")
+                .col("flow", Col::U32(r.flow))
+                .col("data", Col::Bool(r.data))
+                .col("intended_ns", Col::I64(r.intended))
+                .col("actual_ns", Col::I64(r.actual)))?;
+        }
+        let mut errs = r.err;
         errs.sort_unstable();
         let mean = if errs.is_empty() { 0.0 } else { errs.iter().map(|&e| e as f64).sum::<f64>() / errs.len() as f64 };
         let over = |t: u32| errs.len() - errs.partition_point(|&e| e <= t);
@@ -650,13 +598,10 @@ impl Engine {
             .enumerate()
             .map(|(i, f)| {
                 let udp = self.flow_udp[i];
-                // arrivals: bytes acknowledged summed over the flow's connections
-                let conn_acked: u64 = self.conns.iter().filter(|((fl, _), _)| *fl as usize == i).map(|(_, c)| c.max_acked).sum();
                 serde_json::json!({
                     "flow": i, "connected": f.isn.is_some() || (udp && f.data_pkts > 0), "data_pkts": f.data_pkts,
                     "max_seq_end": f.max_end,
-                    // UDP: payload bytes delivered (the simulator's app_bytes of a UDP flow)
-                    "app_bytes": if udp { f.udp_delivered } else if self.flow_multi[i] { conn_acked } else { f.max_acked },
+                    "app_bytes": app_bytes[i],
                     "connections": if self.flow_multi[i] { Some(self.conns.keys().filter(|(fl, _)| *fl as usize == i).count()) } else { None },
                     "completed_ns": f.completed_ns,
                 })
@@ -687,8 +632,7 @@ impl Engine {
                 "tx_pkts": l.stats.tx_pkts, "tx_bytes": l.stats.tx_bytes,
             })).collect::<Vec<_>>(),
             "flows": flows,
-            "columns": manifest,
-        });
+            });
         if let serde_json::Value::Object(e) = engine {
             stats.extend(e);
         }

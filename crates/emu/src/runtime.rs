@@ -30,6 +30,12 @@ pub struct Experiment {
     #[serde(default)]
     pub seed: u64,
     pub sample_interval_ns: u64,
+    /// Per-packet rows on/off (the summary tables are always recorded).
+    #[serde(default = "yes")]
+    pub record_packets: bool,
+    /// One-way-delay histogram bucket, ns.
+    #[serde(default = "default_hist_bucket")]
+    pub hist_bucket_ns: u64,
     pub links: Vec<LinkConfig>,
     pub flows: Vec<FlowConfig>,
 }
@@ -80,6 +86,10 @@ fn default_nice() -> i32 {
 
 fn default_slice() -> u64 {
     100_000
+}
+
+fn default_hist_bucket() -> u64 {
+    10_000
 }
 
 fn yes() -> bool {

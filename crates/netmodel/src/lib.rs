@@ -1,4 +1,5 @@
-//! netmodel: the network elements shared by ccbench's simulator and (later) its emulator.
+//! netmodel: the network elements and results records shared by ccbench's simulator and its
+//! emulator.
 //!
 //! Everything here is pure: no clock, no I/O, no threads. Callers pass the current time
 //! (`u64` nanoseconds) into every call, so the same code runs in virtual time (the simulator)
@@ -8,6 +9,9 @@
 //! serialiser that sends one packet at a time at the link rate, and a propagation delay line.
 //! Packets are represented by a small `Copy` handle ([`PktMeta`]); the owner keeps the packet
 //! contents elsewhere (a slab in the simulator, a buffer pool in the emulator).
+//!
+//! [`records`] holds the results tables both backends record: declared columns, the one
+//! column encoding, and the recorders.
 
 pub mod arrivals;
 pub mod delay;
@@ -16,6 +20,7 @@ pub mod link;
 pub mod qdisc;
 pub mod queue;
 pub mod rate;
+pub mod records;
 pub mod rng;
 
 pub use delay::{DelayFn, DelaySchedule};

@@ -16,25 +16,10 @@ mod stepper;
 
 use pycc::{PyExternal, SchemeError};
 
-fn raw<T: Copy>(v: &[T]) -> &[u8] {
-    // SAFETY: plain-old-data numeric slices reinterpreted as bytes (alignment of u8 is 1).
-    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
-}
-
-fn col_to_py<'py>(py: Python<'py>, c: &Col) -> PyResult<(&'static str, Bound<'py, PyBytes>, Option<Vec<&'static str>>)> {
-    Ok(match c {
-        Col::U8(v) => ("u8", PyBytes::new(py, v), None),
-        Col::U32(v) => ("u32", PyBytes::new(py, raw(v)), None),
-        Col::U64(v) => ("u64", PyBytes::new(py, raw(v)), None),
-        Col::I32(v) => ("i32", PyBytes::new(py, raw(v)), None),
-        Col::I64(v) => ("i64", PyBytes::new(py, raw(v)), None),
-        Col::F64(v) => ("f64", PyBytes::new(py, raw(v)), None),
-        Col::Bool(v) => {
-            let b: Vec<u8> = v.iter().map(|&x| x as u8).collect();
-            ("bool", PyBytes::new(py, &b), None)
-        }
-        Col::Cat(v, cats) => ("cat", PyBytes::new(py, v), Some(cats.clone())),
-    })
+/// One column as (dtype, little-endian bytes, categories): the encoding of `netmodel::records`.
+fn col_to_py<'py>(py: Python<'py>, c: &Col) -> (&'static str, Bound<'py, PyBytes>, Option<Vec<&'static str>>) {
+    let d = c.dtype();
+    (d.name(), PyBytes::new(py, &c.le_bytes()), d.categories().map(|c| c.to_vec()))
 }
 
 /// The Python-scheme factory of a run: `externals` maps flow ids to `make(conn) -> (obj,
@@ -114,7 +99,7 @@ pub(crate) fn output_to_py<'py>(py: Python<'py>, out: &sim::Output) -> PyResult<
     for t in &out.tables {
         let cols = PyList::empty(py);
         for (name, c) in &t.cols {
-            let (dtype, bytes, cats) = col_to_py(py, c)?;
+            let (dtype, bytes, cats) = col_to_py(py, c);
             cols.append((name.as_str(), dtype, bytes, cats))?;
         }
         tables.set_item(t.name, cols)?;
@@ -152,10 +137,26 @@ fn schemes(py: Python<'_>) -> PyResult<PyObject> {
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
 
+/// The results tables' declared columns (netmodel::records::schema), in order:
+/// [[table, [[column, dtype, categories|None], ...]], ...].
+#[pyfunction]
+fn table_schemas(py: Python<'_>) -> PyResult<PyObject> {
+    let list: Vec<serde_json::Value> = netmodel::records::schema::TABLES
+        .iter()
+        .map(|(name, schema)| {
+            let cols: Vec<_> = schema.iter().map(|(c, d)| serde_json::json!([c, d.name(), d.categories()])).collect();
+            serde_json::json!([name, cols])
+        })
+        .collect();
+    let text = serde_json::Value::Array(list).to_string();
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     pycc::register(m)?;
     stepper::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

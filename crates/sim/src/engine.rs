@@ -25,8 +25,8 @@ use netmodel::{DropReason, Link, PktMeta};
 use crate::cc;
 use crate::cc::external::ExternalCc;
 use crate::experiment::{Experiment, FlowConfig, UDP_SCHEME};
-use crate::output::{Col, Output, RunStats, Table, NULL_I64};
-use crate::record::Recorder;
+use crate::output::{Output, RunStats};
+use netmodel::records::{conns_table, ConnRow, Recorder, NO_RECORD};
 use crate::tcp::{AckSeg, DataSeg, TcpConfig, TcpReceiver, TcpSender};
 use crate::workload::{AppAction, AppModel, Arrivals};
 
@@ -56,7 +56,7 @@ struct Packet {
     flow: u32,
     /// Time the sending host emitted it.
     sent_ns: u64,
-    /// Packet-record index (data packets with per-packet records on), else u32::MAX.
+    /// Packet-record index (data packets with per-packet records on), else `NO_RECORD`.
     rec: u32,
     size: u32,
     seg: Seg,
@@ -141,17 +141,6 @@ struct Conn {
     app: Option<AppModel>,
 }
 
-/// One short-flow arrival: a `conns` table row.
-struct ConnLog {
-    conn: u32,
-    flow: u32,
-    size: u64,
-    start_ns: u64,
-    completed_ns: Option<u64>,
-    acked: u64,
-    retrans: u64,
-}
-
 pub struct Sim {
     now: u64,
     end: u64,
@@ -172,7 +161,7 @@ pub struct Sim {
     /// Per resolved flow: its arrival process (arrival groups only).
     arrivals: Vec<Option<Arrivals>>,
     /// Short flows, in arrival order (connection `n_flows + i` is `conn_log[i]`).
-    conn_log: Vec<ConnLog>,
+    conn_log: Vec<ConnRow>,
     pkts: Slab,
     heap: BinaryHeap<Ev>,
     seq: u64,
@@ -417,7 +406,7 @@ impl Sim {
             };
             if data {
                 self.data_in_net -= 1;
-                self.rec.dropped(self.now, p.flow, p.size, l, p.rec, why == DropReason::Loss);
+                self.rec.dropped(self.now, p.flow, p.size, l, p.rec, why);
             }
         }
         self.drop_scratch.clear();
@@ -502,7 +491,7 @@ impl Sim {
             let Some(seg) = sender.poll_transmit(now) else { break };
             let size = seg.ip_bytes();
             let rec = if seg.syn {
-                u32::MAX
+                NO_RECORD
             } else {
                 self.data_in_net += 1;
                 self.rec.sent(now, f, seg.seq, size, seg.retrans)
@@ -524,7 +513,7 @@ impl Sim {
             let Some(receiver) = self.receiver_of(c) else { return };
             let Some(ack) = receiver.poll_ack(now) else { break };
             let size = ack.ip_bytes();
-            let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec: u32::MAX, size, seg: Seg::Ack(ack) }) | ACK_BIT;
+            let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec: NO_RECORD, size, seg: Seg::Ack(ack) }) | ACK_BIT;
             self.stats.packets += 1;
             self.enqueue(first, PktMeta { id, size, flow: c, ecn: netmodel::ECN_NOT_ECT });
         }
@@ -628,7 +617,7 @@ impl Sim {
         self.conns.push(Some(Box::new(Conn { ep, active: true, app: None })));
         self.conn_flow.push(f);
         self.sched.extend([u64::MAX, u64::MAX]);
-        self.conn_log.push(ConnLog { conn: c, flow: f, size, start_ns: now, completed_ns: None, acked: 0, retrans: 0 });
+        self.conn_log.push(ConnRow { conn: c, flow: f, size, start_ns: now, completed_ns: None, acked: 0, retrans: 0 });
         if let Some(s) = self.sender_of(c) {
             s.open(now);
         }
@@ -673,7 +662,7 @@ impl Sim {
             let s = sender.sample(now);
             self.cc_scratch.clear();
             sender.cc_sample(&mut self.cc_scratch);
-            self.rec.flow_sample(now, f as u32, &s, &self.cc_scratch);
+            self.rec.flows.push(now, f as u32, &s.row(), &self.cc_scratch);
         }
         for l in 0..self.links.len() {
             // Serialisations that ended by now may have dequeued (and, for AQMs, dropped).
@@ -681,18 +670,7 @@ impl Sim {
             self.collect_drops(l as u32);
         }
         for (i, l) in self.links.iter().enumerate() {
-            self.rec.queue_sample(
-                now,
-                i as u32,
-                l.queue_packets() as u32,
-                l.queue_bytes(),
-                l.stats.dropped_pkts,
-                l.stats.dropped_bytes,
-                l.stats.tx_bytes,
-                l.stats.lost_pkts,
-                l.queue_marks(),
-                l.queue_sojourn_ns(),
-            );
+            self.rec.queues.push(now, i as u32, l);
         }
         let next = now + self.sample_ns;
         if next <= self.end {
@@ -751,18 +729,6 @@ impl Sim {
         }
         Output { tables, stats }
     }
-}
-
-/// `conns`: one row per short-flow arrival.
-fn conns_table(log: &[ConnLog]) -> Table {
-    Table::new("conns")
-        .col("conn", Col::U32(log.iter().map(|l| l.conn).collect()))
-        .col("flow", Col::U32(log.iter().map(|l| l.flow).collect()))
-        .col("size_bytes", Col::U64(log.iter().map(|l| l.size).collect()))
-        .col("start_ns", Col::I64(log.iter().map(|l| l.start_ns as i64).collect()))
-        .col("completed_ns", Col::I64(log.iter().map(|l| l.completed_ns.map_or(NULL_I64, |t| t as i64)).collect()))
-        .col("acked_bytes", Col::U64(log.iter().map(|l| l.acked).collect()))
-        .col("retrans_pkts", Col::U64(log.iter().map(|l| l.retrans).collect()))
 }
 
 /// Convenience: run a resolved experiment given as JSON to completion.

@@ -3,14 +3,13 @@
 //! * [`experiment`]: the resolved experiment (JSON from the Python config layer).
 //! * [`engine`]: the event loop over [`netmodel`] links and TCP hosts.
 //! * [`tcp`]: a TCP endpoint faithful to Linux defaults; [`cc`]: congestion control.
-//! * [`record`] / [`output`]: columnar results.
+//! * [`output`]: the run's tables (recorded through `netmodel::records`) and counters.
 //! * [`workload`]: application models (rate-limited, on/off) and short-flow arrivals.
 
 pub mod cc;
 pub mod engine;
 pub mod experiment;
 pub mod output;
-pub mod record;
 pub mod tcp;
 pub mod workload;
 

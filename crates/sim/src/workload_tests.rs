@@ -2,7 +2,7 @@
 //! freeing, the `conns` table), application-limited and on/off TCP flows, UDP CBR.
 
 use super::*;
-use crate::output::Col;
+use crate::output::{Col, Table, NULL_I64};
 
 const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000_000_000;

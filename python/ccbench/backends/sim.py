@@ -6,35 +6,8 @@ import sys
 import time
 from typing import Callable
 
-import numpy as np
-import polars as pl
-
 from .. import _core
-
-_DTYPES = {"u8": np.uint8, "u32": np.uint32, "u64": np.uint64, "i32": np.int32,
-           "i64": np.int64, "f64": np.float64, "bool": np.uint8}
-NULL_I64 = np.iinfo(np.int64).min
-
-
-def _column(name: str, dtype: str, buf: bytes, cats) -> pl.Series:
-    if dtype == "cat":
-        codes = np.frombuffer(buf, dtype=np.uint8)
-        return pl.Series(name, np.asarray(cats, dtype=object)[codes].astype(str), dtype=pl.String)
-    arr = np.frombuffer(buf, dtype=_DTYPES[dtype])
-    if dtype == "bool":
-        return pl.Series(name, arr.astype(bool))
-    if dtype == "f64":
-        return pl.Series(name, arr, nan_to_null=True)
-    s = pl.Series(name, arr)
-    if dtype == "i64" and (arr == NULL_I64).any():
-        s = s.to_frame().select(
-            pl.when(pl.col(name) == NULL_I64).then(None).otherwise(pl.col(name)).alias(name)
-        ).to_series()
-    if dtype == "i32" and name == "drop_link":
-        s = s.to_frame().select(
-            pl.when(pl.col(name) < 0).then(None).otherwise(pl.col(name)).alias(name)
-        ).to_series()
-    return s
+from ..results.schema import decode
 
 
 def _progress_printer(stream=sys.stderr) -> Callable[[int, int], None]:
@@ -69,5 +42,5 @@ def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = Fal
     wall = time.perf_counter() - t0
     tables = {}
     for name, cols in out["tables"].items():
-        tables[name] = pl.DataFrame([_column(*c) for c in cols])
+        tables[name] = decode(cols)
     return tables, json.loads(out["stats"]), wall

@@ -166,9 +166,7 @@ class CcEnv(gymnasium.Env):
     def finish(self) -> dict:
         """Run the episode's remaining time with the last commands and return the results
         tables as polars DataFrames (with ``record=True``: the full flows/queues samples)."""
-        import polars as pl
-        from ..backends.sim import _column
+        from ..results.schema import decode
         out = self._sim.finish()
         self._sim = None
-        return {name: pl.DataFrame([_column(*c) for c in cols])
-                for name, cols in out["tables"].items()}
+        return {name: decode(cols) for name, cols in out["tables"].items()}

@@ -1,6 +1,7 @@
 """Results directories: loading (and, in writer.py, atomic writing) of the tables of one run.
 
-The schema is documented in docs/architecture.md ("Results directory").
+The schema is documented in docs/architecture.md ("Results directory") and declared in
+schema.py.
 """
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import polars as pl
 
-TABLES = ("packets", "flows", "queues", "intervals", "delay_hist", "flowstats", "conns")
+from .schema import SCHEMAS
+
+TABLES = tuple(SCHEMAS)
 
 
 @dataclass

@@ -10,9 +10,14 @@ from pathlib import Path
 
 import polars as pl
 
+from .schema import check
+
 
 def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: dict,
                   *, overwrite: bool = True) -> Path:
+    """Write `tables` (each checked against results/schema.py) and `meta` into `out_dir`."""
+    for name, df in tables.items():
+        check(name, df)  # before anything is written
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     if out_dir.exists():

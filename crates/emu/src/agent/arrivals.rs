@@ -2,7 +2,9 @@
 //! (`netmodel::arrivals`), so a group draws the simulator's arrival times and sizes.
 
 use super::socket::sockaddr;
-use super::{die, errno_msg, stop_time, Args, FOREVER};
+use super::tcp_info;
+use super::{die, errno_msg, stop_time, write_out, Args, FOREVER};
+use netmodel::records::{conns_table, ConnRow};
 use crate::clock::{self, mono_ns};
 
 pub struct ShortConn {
@@ -13,12 +15,11 @@ pub struct ShortConn {
 }
 
 /// `arrivals-client --dst ADDR --port P --cc NAME --arrivals JSON --seed S --flow F --t0 T0
-/// [--start S] [--stop S2] --end E --out FILE`: Poisson short flows, one new connection per
+/// [--start S] [--stop S2] --end E --out DIR`: Poisson short flows, one new connection per
 /// arrival (the simulator's arrival times and sizes, workload.rs), each writing its size and
 /// closing once every byte is acknowledged (SIOCOUTQ = 0, checked every 100 µs: the
-/// completion-time granularity). FILE gets one CSV row per connection, in arrival order:
-/// `i,size_bytes,start_ns,completed_ns,acked_bytes,retrans_pkts` (completed empty = not
-/// completed by the end).
+/// completion-time granularity). DIR gets the group's `conns` table, one row per connection
+/// in arrival order (`conn` = index in the group; completed null = not completed by the end).
 pub fn arrivals_client(a: &Args) {
     let dst: std::net::Ipv4Addr = a.str("dst").parse().unwrap_or_else(|_| die(2, "--dst: not an IPv4 address"));
     let port = a.u64("port", None) as u16;
@@ -38,21 +39,21 @@ pub fn arrivals_client(a: &Args) {
     let sa = sockaddr(u32::from(dst), port);
     let buf = vec![0u8; 1 << 18];
     let mut open: Vec<(usize, ShortConn)> = Vec::new();
-    // (size, start, completed, acked, retrans)
-    let mut log: Vec<(u64, u64, Option<u64>, u64, u64)> = Vec::new();
+    // one conns row per arrival; `conn` is the arrival's index in this group (the driver
+    // numbers connections over all groups)
+    let mut log: Vec<ConnRow> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
     let mut pfds: Vec<libc::pollfd> = Vec::new();
-    let finish = |c: &ShortConn, done: Option<u64>, log: &mut Vec<(u64, u64, Option<u64>, u64, u64)>, i: usize| {
+    let finish = |c: &ShortConn, done: Option<u64>, log: &mut Vec<ConnRow>, i: usize| {
         let mut info = [0u8; 512];
         let mut len: libc::socklen_t = info.len() as _;
         // SAFETY: getsockopt into our buffer.
-        let ok = unsafe { libc::getsockopt(c.fd, libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr() as *mut _, &mut len) } == 0 && len >= 128;
+        let ok = unsafe { libc::getsockopt(c.fd, libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr() as *mut _, &mut len) } == 0;
+        let info = if ok { &info[..len as usize] } else { &info[..0] };
         // tcpi_bytes_acked counts the SYN too
-        let acked = if ok { u64::from_ne_bytes(info[120..128].try_into().unwrap()).saturating_sub(1).min(c.size) } else { 0 };
-        let retrans = if ok { u32::from_ne_bytes(info[100..104].try_into().unwrap()) as u64 } else { 0 };
-        log[i].2 = done;
-        log[i].3 = acked;
-        log[i].4 = retrans;
+        log[i].acked = tcp_info::bytes_acked(info).map_or(0, |a| a.saturating_sub(1).min(c.size));
+        log[i].retrans = tcp_info::total_retrans(info).unwrap_or(0);
+        log[i].completed_ns = done;
         unsafe { libc::close(c.fd) };
     };
     loop {
@@ -75,7 +76,7 @@ pub fn arrivals_client(a: &Args) {
                 die(3, &format!("TCP_CONGESTION {cc}: {}", std::io::Error::last_os_error()));
             }
             unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) };
-            log.push((size, t - t0, None, 0, 0));
+            log.push(ConnRow { conn: log.len() as u32, flow, size, start_ns: t - t0, ..Default::default() });
             open.push((log.len() - 1, ShortConn { fd, size, written: 0, connected: false }));
         }
         // progress every open connection
@@ -132,15 +133,8 @@ pub fn arrivals_client(a: &Args) {
     for (i, c) in open.drain(..) {
         finish(&c, None, &mut log, i);
     }
-    let mut csv = String::from("i,size_bytes,start_ns,completed_ns,acked_bytes,retrans_pkts\n");
-    use std::fmt::Write as _;
-    for (i, l) in log.iter().enumerate() {
-        let _ = writeln!(csv, "{i},{},{},{},{},{}", l.0, l.1, l.2.map_or(String::new(), |c| c.to_string()), l.3, l.4);
-    }
-    if let Err(e) = std::fs::write(&out_path, csv) {
-        die(1, &format!("write {out_path}: {e}"));
-    }
-    let completed = log.iter().filter(|l| l.2.is_some()).count();
+    write_out(&out_path, &conns_table(&log));
+    let completed = log.iter().filter(|l| l.completed_ns.is_some()).count();
     errors.truncate(5);
     println!(
         "{}",

@@ -14,15 +14,15 @@
 //! ```text
 //! ccbench-agent server --port P [--t0 T0] [--end E] [--multi 1] [--run ID]
 //! ccbench-agent client --dst ADDR --port P --cc NAME [--t0 T0] [--start S] [--end E]
-//!                      [--stop S2] [--bytes N] [--interval I] [--out FILE] [--run ID]
+//!                      [--stop S2] [--bytes N] [--interval I] [--flow F] [--out DIR] [--run ID]
 //!                      [--app-rate BPS --mss M] [--on NS --off NS] [--notsent-lowat B]
 //! ccbench-agent udp-server --port P [--t0 T0] [--end E]
 //! ccbench-agent udp-client --dst ADDR --port P --rate BPS [--size IP_BYTES] [--t0 T0]
 //!                      [--start S] [--stop S2] [--end E] [--spin NS]
 //! ccbench-agent arrivals-client --dst ADDR --port P --cc NAME --arrivals JSON --seed S
-//!                      --flow F --t0 T0 [--start S] [--stop S2] --end E --out FILE
+//!                      --flow F --t0 T0 [--start S] [--stop S2] --end E --out DIR
 //! ccbench-agent monitor --peer ADDR --port P --t0 T0 [--start S] --end E [--interval I]
-//!                      [--out FILE] [--run ID]
+//!                      [--flow F] [--out DIR] [--run ID]
 //! ccbench-agent launch --at T [--run ID] -- PROGRAM ARGS...
 //! ```
 //! Without `--t0` the server and client take "now" as time 0 and run until killed (no
@@ -33,7 +33,8 @@
 //! `--stop`, `--end` and `--interval` are ns relative to it. The client connects at `start`
 //! with `TCP_CONGESTION` set to NAME, sends bulk data (or exactly N bytes) until `stop`
 //! (or `end`), and samples `TCP_INFO` (and `TCP_CC_INFO`, which only BBR fills) every
-//! `interval` on the experiment's time grid into FILE (CSV, the flows-table column names).
+//! `interval` on the experiment's time grid into DIR (the `flows` table as column files,
+//! crate::columns; rows for flow F).
 //! A finite flow waits until every byte is acknowledged (SIOCOUTQ = 0) before closing. The
 //! last line on stdout is a JSON summary. Exit code 3: the congestion control was refused.
 
@@ -85,6 +86,15 @@ impl Args {
             Some(v) => v.parse().unwrap_or_else(|_| die(2, &format!("--{k}: {v} is not an integer"))),
             None => default.unwrap_or_else(|| die(2, &format!("--{k} is required"))),
         }
+    }
+}
+
+/// Write a results table into directory `dir` (created), in the one column encoding
+/// (crate::columns); exit on failure.
+pub fn write_out(dir: &str, t: &netmodel::records::Table) {
+    let d = std::path::Path::new(dir);
+    if let Err(e) = std::fs::create_dir_all(d).and_then(|_| crate::columns::write_table(d, t)) {
+        die(1, &format!("write {dir}: {e}"));
     }
 }
 

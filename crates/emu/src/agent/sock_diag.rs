@@ -4,8 +4,9 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::tcp_info::{format_info, HEADER};
-use super::{die, errno_msg, Args};
+use super::tcp_info;
+use super::{die, errno_msg, write_out, Args};
+use netmodel::records::FlowSamples;
 use crate::clock;
 
 pub const NETLINK_SOCK_DIAG: i32 = 4;
@@ -84,7 +85,7 @@ pub fn diag_dump(nl: i32, seq: u32, peer: u32, port: u16, rx: &mut [u8]) -> Opti
                         a += (alen + 3) & !3;
                     }
                     if let Some(info) = info {
-                        let acked = if info.len() >= 128 { u64::from_ne_bytes(info[120..128].try_into().unwrap()) } else { 0 };
+                        let acked = tcp_info::bytes_acked(&info).unwrap_or(0);
                         if best.as_ref().is_none_or(|b| acked >= b.0) {
                             best = Some((acked, info, cc, name));
                         }
@@ -100,7 +101,7 @@ pub fn diag_dump(nl: i32, seq: u32, peer: u32, port: u16, rx: &mut [u8]) -> Opti
     best.map(|(_, i, c, n)| (i, c, n))
 }
 
-/// `monitor --peer ADDR --port P --t0 T0 [--start S] --end E [--interval I] [--out FILE]`:
+/// `monitor --peer ADDR --port P --t0 T0 [--start S] --end E [--interval I] [--flow F] [--out DIR]`:
 /// samples, on the experiment's time grid, the TCP_INFO (and BBR's info) of the socket in
 /// this namespace that talks to ADDR with port P at either end — the socket of a program we
 /// did not write (command schemes). One netlink dump per sample (tens of µs for a few sockets).
@@ -113,6 +114,7 @@ pub fn monitor(a: &Args) {
     let end = t0 + a.u64("end", None);
     let interval = a.u64("interval", Some(10_000_000)).max(1);
     let out_path = a.0.get("out").cloned();
+    let flow = a.u64("flow", Some(0)) as u32;
     clock::set_timer_slack(1);
     // SAFETY: a netlink socket we own.
     let nl = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, NETLINK_SOCK_DIAG) };
@@ -125,7 +127,7 @@ pub fn monitor(a: &Args) {
     println!("monitoring");
     std::io::stdout().flush().ok();
     let mut rx = vec![0u8; 1 << 16];
-    let mut samples: Vec<(u64, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    let mut samples = FlowSamples::default();
     let mut cc_name = String::new();
     let mut k = start.div_ceil(interval);
     let mut seq = 1u32;
@@ -142,27 +144,16 @@ pub fn monitor(a: &Args) {
             if !name.is_empty() {
                 cc_name = name;
             }
-            samples.push((t, info, cc));
+            tcp_info::push(&mut samples, t, flow, &info, cc.as_deref());
         }
         seq = seq.wrapping_add(1);
         k += 1;
     }
-    let bbr = samples.iter().any(|s| s.2.is_some());
-    let mut out = String::with_capacity(256 * samples.len() + 256);
-    out.push_str(HEADER);
-    if bbr {
-        out.push_str(",cc_btl_bw,cc_min_rtt_us,cc_pacing_gain,cc_cwnd_gain");
-    }
-    out.push('\n');
-    for (t, info, cc) in &samples {
-        format_info(info, *t, bbr, cc.as_deref(), &mut out);
-    }
+    let n = samples.len();
     if let Some(p) = out_path {
-        if let Err(e) = std::fs::write(&p, out) {
-            die(1, &format!("write {p}: {e}"));
-        }
+        write_out(&p, &samples.table());
     }
-    println!("{}", serde_json::json!({"cc": cc_name, "connected": !samples.is_empty(), "samples": samples.len(), "monitor": true}));
+    println!("{}", serde_json::json!({"cc": cc_name, "connected": n > 0, "samples": n, "monitor": true}));
 }
 
 pub static MONITOR_STOP: AtomicBool = AtomicBool::new(false);

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use super::app::{app_write, AppSpec};
 use super::socket::{listen_on, set_nonblocking, sockaddr, wait_fd};
-use super::tcp_info::{sample, HEADER};
-use super::{die, errno_msg, stop_time, Args, FOREVER};
+use super::tcp_info::{declare_bbr, sample};
+use netmodel::records::FlowSamples;
+use super::{die, errno_msg, stop_time, write_out, Args, FOREVER};
 use crate::clock::{self, mono_ns};
 
 pub fn server(a: &Args) {
@@ -57,6 +58,7 @@ pub fn client(a: &Args) {
     let bytes = a.u64("bytes", Some(0));
     let interval = a.u64("interval", Some(10_000_000)).max(1);
     let out_path = a.0.get("out").cloned();
+    let flow = a.u64("flow", Some(0)) as u32;
     let app_rate = match a.u64("app-rate", Some(0)) {
         0 => None,
         r => Some(r),
@@ -107,12 +109,10 @@ pub fn client(a: &Args) {
         let first_k = (start - t0).div_ceil(interval);
         std::thread::spawn(move || {
             clock::set_timer_slack(1);
-            let mut out = String::with_capacity(1 << 16);
-            out.push_str(HEADER);
+            let mut out = FlowSamples::default();
             if bbr {
-                out.push_str(",cc_btl_bw,cc_min_rtt_us,cc_pacing_gain,cc_cwnd_gain");
+                declare_bbr(&mut out);
             }
-            out.push('\n');
             let mut k = first_k;
             loop {
                 let t = k * interval;
@@ -123,7 +123,7 @@ pub fn client(a: &Args) {
                 if done.load(Ordering::Relaxed) {
                     break;
                 }
-                sample(fd, t, bbr, &mut out);
+                sample(fd, t, flow, bbr, &mut out);
                 k += 1;
             }
             out
@@ -163,12 +163,10 @@ pub fn client(a: &Args) {
         }
     }
     done.store(true, Ordering::Relaxed);
-    let csv = sampler.join().unwrap_or_default();
+    let samples = sampler.join().unwrap_or_default();
     unsafe { libc::close(fd) };
     if let Some(p) = out_path {
-        if let Err(e) = std::fs::write(&p, csv) {
-            die(1, &format!("write {p}: {e}"));
-        }
+        write_out(&p, &samples.table());
     }
     println!(
         "{}",

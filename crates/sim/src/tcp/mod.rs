@@ -209,3 +209,24 @@ pub struct FlowSample {
     /// Latest delivery-rate sample (bit/s), as tcp_info's `delivery_rate`.
     pub delivery_rate_bps: f64,
 }
+
+impl FlowSample {
+    /// The sample as a `flows` row (netmodel::records).
+    pub fn row(&self) -> netmodel::records::FlowRow {
+        netmodel::records::FlowRow {
+            cwnd: self.cwnd,
+            ssthresh: (self.ssthresh != u32::MAX).then_some(self.ssthresh),
+            srtt_us: self.srtt_us,
+            rttvar_us: self.rttvar_us,
+            min_rtt_us: self.min_rtt_us,
+            inflight: self.inflight,
+            delivered: self.delivered,
+            bytes_acked: self.bytes_acked,
+            retrans: self.retrans,
+            lost: self.lost,
+            ca_state: self.ca_state as u8,
+            pacing_rate_bps: self.pacing_rate_bps,
+            delivery_rate_bps: self.delivery_rate_bps,
+        }
+    }
+}

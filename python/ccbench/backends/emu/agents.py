@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .collect import conns_dir, flow_dir
 from .common import AGENT_NICE, PORT_BASE
 
 
@@ -43,10 +44,10 @@ def sender_argv(agent: Path, exp: dict, f: dict, dst_addr: str, t0: int, run_id:
         # (same seed stream, so the same arrival times and sizes); conns CSV per group
         return [str(agent), "arrivals-client", *common, "--cc", f["scheme"],
                 "--arrivals", json.dumps(f["arrivals"]), "--seed", str(int(exp.get("seed", 0))),
-                "--flow", str(f["id"]), "--out", str(work / f"conns{f['id']}.csv"), *tail]
+                "--flow", str(f["id"]), "--out", str(conns_dir(work, f["id"])), *tail]
     args = [str(agent), "client", *common, "--cc", f["scheme"],
             "--interval", str(exp["sample_interval_ns"]),
-            "--out", str(work / f"flow{f['id']}.csv"), *tail]
+            "--flow", str(f["id"]), "--out", str(flow_dir(work, f["id"])), *tail]
     if f.get("bytes"):
         args += ["--bytes", str(f["bytes"])]
     if f.get("app_rate_bps"):

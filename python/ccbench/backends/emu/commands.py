@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from .collect import flow_dir
 from .common import AGENT_NICE, PORT_BASE, EmuError
 
 
@@ -135,7 +136,7 @@ class CommandFlows:
             mon = [str(self.agent_bin), "monitor", "--peer", self.addr[f["dst"]], "--port", str(port),
                    "--t0", str(t0), "--start", str(f.get("start_ns") or 0), "--end", str(dur),
                    "--interval", str(self.exp["sample_interval_ns"]),
-                   "--out", str(self.work / f"flow{f['id']}.csv"), "--run", self.run_id,
+                   "--flow", str(f["id"]), "--out", str(flow_dir(self.work, f["id"])), "--run", self.run_id,
                    "--nice", str(AGENT_NICE)]
             p = subprocess.Popen(mon, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  preexec_fn=self._preexec(self.ns[f["src"]]))
