@@ -271,8 +271,8 @@ def analyse(ctx: Ctx) -> Output:
             ["buffer (BDP)", "share sim", "share kernel", "loss % sim", "loss % kernel",
              "util sim", "util kernel"], krows,
             note="The kernel's BBR is the running kernel's (ACK-aggregation allowance and "
-                 "pacing margin present, unlike 4.19); kernel runs are shorter (see the "
-                 "campaign), one trial each."))
+                 "pacing margin present, unlike 4.19); kernel runs last 120 s (40 s at "
+                 "the CI scale), one trial each; the steady-state windows scale with the run."))
     _figures(ctx, df, out)
     out.notes.append("share uses the steady-state window (50-80 % of each flow's life); "
                      "loss the router's drops over packets sent in 50-85 %.")
