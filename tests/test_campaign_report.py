@@ -13,6 +13,7 @@ import yaml
 from ccbench import cli
 from ccbench.campaign import aggregate, load_index
 from ccbench.campaign import expect as cexp
+from ccbench.campaign import verdicts
 from ccbench.campaign.aggregate import BASE_COLUMNS
 from ccbench.config.errors import Collector
 
@@ -71,7 +72,7 @@ def test_sweep_writes_a_self_contained_report_with_verdicts(swept, capsys):
 def test_verdict_values_are_the_aggregates(swept):
     _, _, out, _ = swept
     idx = load_index(out)
-    v = cexp.evaluate_dir(out)
+    v = verdicts.evaluate_dir(out)
     st = aggregate(idx.filter(pl.col("scheme") == "bbr"), by=[], metrics=["avg_tput_mbps"])
     row = st.filter(pl.col("central.queue") == "0.5bdp")
     assert v[0].value == pytest.approx(row["mean"][0], rel=1e-12) and v[0].passed
@@ -151,7 +152,7 @@ def test_monotone_and_crossing_on_known_numbers():
         {"metric": "throughput", "scheme": "a", "crossing": 100, "in": "q", "between": ["1bdp", "8bdp"]},
     ], cols, errs)
     assert not errs, errs.errors
-    v = cexp.evaluate(idx, entries, ["q"])
+    v = verdicts.evaluate(idx, entries, ["q"])
     assert v[0].passed and v[0].value == pytest.approx(-2.0)  # the largest (least negative) step
     assert not v[1].passed and v[1].value == pytest.approx(3.0)
     # a − b: 5 at 2bdp, −1 at 4bdp; log axis (8x span < 20: linear) → 2 + 2·5/6

@@ -242,20 +242,20 @@ def test_null_means_default():
     assert link(r, "a1->r1")["rate_bps"] is None
 
 
-def test_without_registry_schemes_are_not_checked(monkeypatch):
-    monkeypatch.setattr(cfg, "known_schemes", lambda: None)
+def test_without_registry_schemes_are_not_checked():
     r = cfg.resolve({"duration": 5, "flows": [{"scheme": "whatever", "params": {"x": 1}}]})
     assert r["flows"][0]["scheme"] == "whatever" and r["flows"][0]["params"] == {"x": 1}
 
 
-def test_registry_from_core_when_built(monkeypatch):
-    monkeypatch.setattr(cfg, "known_schemes", lambda: SCHEMES)
-    with pytest.raises(ConfigErrors, match="unknown scheme"):
-        cfg.resolve({"duration": 5, "flows": [{"scheme": "vegas"}]})
-
-
-def test_module_imports_without_core():
-    assert cfg.known_schemes() is None or isinstance(cfg.known_schemes(), list)
+def test_load_experiment_passes_the_simulators_registry(tmp_path):
+    from ccbench import api
+    p = tmp_path / "e.yaml"
+    p.write_text("duration: 5\nflows: [{scheme: vegass}]\n")
+    with pytest.raises(ConfigErrors, match="unknown scheme.*did you mean \"vegas\""):
+        api.load_experiment(p)
+    p.write_text("duration: 5\nflows: [{scheme: CUBIC, params: {betta: 1}}]\n")
+    with pytest.raises(ConfigErrors, match="unknown parameter \"betta\" of scheme cubic"):
+        api.load_experiment(p)
 
 
 # ------------------------------------------------------------------------------- BDP

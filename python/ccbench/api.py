@@ -55,13 +55,13 @@ def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | N
         opts = dict(coco or {})
         if seed is not None:
             opts["seed"] = seed
-        return _config.load_coco(path, lenient=lenient, **opts)
+        return _config.load_coco(path, lenient=lenient, schemes=registry(), **opts)
     if coco:
         raise _config.ConfigError(
             "--" + next(iter(coco)).replace("_", "-"),
             "CoCo-Beholder central-link options apply only to layout files",
             "set the central link in the experiment file's `central:` mapping instead")
-    exp = _config.load(path, seed=seed)
+    exp = _config.load(path, seed=seed, schemes=registry())
     if isinstance(doc, dict) and doc.get("expect") is not None:
         from . import expect as _expect
         try:
@@ -237,6 +237,15 @@ def schemes() -> list[dict]:
     """The simulator's congestion-control catalogue."""
     from . import _core
     return _core.schemes()
+
+
+def registry() -> list[dict] | None:
+    """The registry the config layer checks scheme names and parameters against: the
+    simulator's catalogue, or None (no check) when the compiled core is not built."""
+    try:
+        return schemes()
+    except ImportError:
+        return None
 
 
 def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:

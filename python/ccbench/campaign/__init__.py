@@ -49,7 +49,7 @@ def check(campaign_dir: str | Path, expect: str | Path | None = None, *,
     """Verdicts of a campaign directory's expectations (docs/expectations.md, "Campaigns"):
     those recorded by its last sweep, or ``expect``'s (a campaign file, or a YAML file with an
     ``expect:`` list or a bare list). Each verdict has ``.passed`` and ``.line()``."""
-    from .expect import check_dir
+    from .verdicts import check_dir
     return check_dir(campaign_dir, expect, index=index)
 
 

@@ -22,7 +22,7 @@ import operator
 from typing import Any, Callable, Mapping
 
 from ..config.errors import ConfigError
-from ..config.units import _split, parse_payload_size, parse_rate, parse_time
+from ..config.units import split_unit, parse_payload_size, parse_rate, parse_time
 
 
 class ExprError(ValueError):
@@ -40,8 +40,8 @@ def _unit_value(x: Any, parse, scale: float, what: str) -> float:
     plain number taken as already in base units."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return x
-    if isinstance(x, str) and _split(x) is not None and _split(x)[1] == "":
-        return float(_split(x)[0])
+    if isinstance(x, str) and split_unit(x) is not None and split_unit(x)[1] == "":
+        return float(split_unit(x)[0])
     try:
         v = parse(x)
     except ConfigError as e:

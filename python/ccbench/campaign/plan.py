@@ -223,11 +223,11 @@ def expand(campaign: Campaign, *, backend: str = "sim", packets: bool = False,
            version: str | None = None, schemes: Any = None) -> Plan:
     """Every point and run of ``campaign``, each point validated and every run resolved.
     All invalid points are reported together in one :class:`PlanErrors`."""
-    from ..api import __version__
-    version = version or __version__
+    from .. import api
+    version = version or api.__version__
     c = campaign
     if schemes is None:
-        schemes = _config.known_schemes()
+        schemes = api.registry()
     problems: dict[tuple, list[str]] = {}
     order: list[tuple] = []
     points: list[Point] = []

@@ -14,7 +14,7 @@ from .executors import make_executor
 from .index import MetricsCache, build_index, write_index
 from .plan import Plan, expand
 from .spec import Campaign, load_campaign
-from .store import Store, _now
+from .store import Store, utc_now
 
 CHECKPOINT_S = 10.0  # write the metrics cache and index at most this often while running
 
@@ -190,7 +190,7 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
             cache.save()
             write_index(res.index, out)
             res.wall_s = time.perf_counter() - t0
-            store.manifest["updated"] = _now()
+            store.manifest["updated"] = utc_now()
             store.manifest["last_session"] = {"executed": res.executed, "skipped": skipped,
                                               "failed": len(res.failures),
                                               "wall_s": round(res.wall_s, 3)}

@@ -58,7 +58,7 @@ def provenance() -> dict:
             "git_dirty": None if status is None else bool(status.strip())}
 
 
-def _now() -> str:
+def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
@@ -105,7 +105,7 @@ class Store:
     def _check_versions(self, allow: bool) -> dict:
         f = self.root / "campaign.json"
         if not f.is_file():
-            return {"format": FORMAT, **self.prov, "created": _now(), "sessions": []}
+            return {"format": FORMAT, **self.prov, "created": utc_now(), "sessions": []}
         m = json.loads(f.read_text())
         p = self.prov
         diff = []
@@ -119,7 +119,7 @@ class Store:
                 "--allow-mixed-versions (allow_mixed_versions=True) to add to it anyway "
                 "(finished runs of the same ccbench version are then reused)")
         if diff:
-            m.setdefault("mixed_versions", []).append({**p, "at": _now()})
+            m.setdefault("mixed_versions", []).append({**p, "at": utc_now()})
         return m
 
     def _clean_temporaries(self) -> None:
@@ -153,7 +153,7 @@ class Store:
 
     def record_failure(self, key: str, info: dict) -> None:
         _atomic_write(self.failed / f"{key}.json",
-                      (json.dumps({**info, "at": _now()}, indent=2, default=str) + "\n").encode())
+                      (json.dumps({**info, "at": utc_now()}, indent=2, default=str) + "\n").encode())
 
     def clear_failure(self, key: str) -> None:
         try:
@@ -162,7 +162,7 @@ class Store:
             pass
 
     def log(self, event: str, **fields) -> None:
-        self._log.write(json.dumps({"event": event, "t": _now(), **fields}, default=str) + "\n")
+        self._log.write(json.dumps({"event": event, "t": utc_now(), **fields}, default=str) + "\n")
 
     @property
     def log_path(self) -> str:
@@ -173,12 +173,12 @@ class Store:
         m = self.manifest
         c = plan.campaign
         m.update({"name": c.name, "campaign_file": c.campaign_file, "base_source": c.source,
-                  "updated": _now(),
+                  "updated": utc_now(),
                   "plan": {"points": len(plan.points), "repeats": c.repeats,
                            "runs": len(plan.runs), "columns": plan.columns,
                            "seeds": c.seeds, "backend": backend},
                   "expect": list(getattr(c, "expect", None) or [])})
-        m["sessions"].append({**self.prov, "started": _now(), "executor": executor,
+        m["sessions"].append({**self.prov, "started": utc_now(), "executor": executor,
                               "pid": os.getpid(), "host": socket.gethostname(), **options})
         self.write_manifest()
         self.log("session", executor=executor, runs=len(plan.runs), **self.prov)

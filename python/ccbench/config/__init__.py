@@ -11,15 +11,15 @@ Public API::
     resolve_coco(layout, **same keywords as load_coco) -> dict
     validate(path, *, schemes=None, **coco keywords) -> list[ConfigError]
     is_coco_layout(doc) -> bool
-    known_schemes() -> list[dict] | None
 
 All failures raise :class:`ConfigErrors` (a :class:`ConfigError`, itself a ``ValueError``)
 carrying every problem found, before anything runs.
 
 ``schemes`` is the scheme registry to validate names and parameters against (the shape of
 ``ccbench._core.schemes()``: a list of ``{"name", "params": [{"name", "default", ...}]}``;
-plain names or a ``{name: [param names]}`` mapping also work). ``None`` uses
-``ccbench._core.schemes()`` when the extension is built and skips the check otherwise.
+plain names or a ``{name: [param names]}`` mapping also work). ``None`` skips the check (the
+backend still refuses unknown schemes). The config layer imports nothing outside itself:
+``ccbench.api.load_experiment`` passes the simulator's registry in.
 """
 
 from __future__ import annotations
@@ -30,21 +30,20 @@ from typing import Any
 from .coco import is_coco_layout, parse_coco
 from .conditions import BASE_DIR
 from .errors import Collector, ConfigError, ConfigErrors, NotSupportedError
-from .model import HEADER_BYTES, SCHEMA_VERSION, bdp_packets, build
+from .build import build
+from .model import HEADER_BYTES, SCHEMA_VERSION, bdp_packets
 from .native import parse_native
-from .schemes import Registry, known_schemes
+from .schemes import Registry
 from .units import parse_queue, parse_rate, parse_time
 from .yamlsrc import Source, parse_yaml, read_yaml
 
 __all__ = ["resolve", "load", "load_coco", "resolve_coco", "validate", "is_coco_layout",
-           "known_schemes", "ConfigError", "ConfigErrors", "NotSupportedError",
+           "ConfigError", "ConfigErrors", "NotSupportedError",
            "SCHEMA_VERSION", "HEADER_BYTES", "parse_rate", "parse_time", "parse_queue",
            "bdp_packets"]
 
 
 def _registry(schemes: Any) -> Registry | None:
-    if schemes is None:
-        schemes = known_schemes()
     return None if schemes is None else Registry(schemes)
 
 

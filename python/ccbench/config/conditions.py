@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import ConfigError, show
 from .traces import cellular_series, read_mahimahi, read_series
-from .units import is_number, parse_bool, parse_rate, parse_time
+from .units import is_number, parse_bool, parse_int, parse_rate, parse_time
 
 MS = 10**6
 SEC = 10**9
@@ -191,7 +191,6 @@ def parse_delay(value: Any, path: tuple, cond: Conditions) -> int:
         sched = {"kind": "walk", "base_ns": base, "delta_ns": delta, "step_ns": step,
                  "max_ns": mx}
         if "seed" in p:
-            from .units import parse_int
             sched["seed"] = parse_int(*p["seed"], what="a seed", minimum=0,
                                       maximum=2**64 - 1)
         initial = base

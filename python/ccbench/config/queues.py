@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import ConfigError, Collector, show
+from .keys import MS, Key, canon, take
 from .units import QueueLimit, parse_bool, parse_int, parse_queue, parse_rate, parse_time
 
-MS = 10**6
 
 #: The type names accepted, with their canonical kind.
 TYPE_NAMES = {
@@ -192,8 +192,6 @@ def _mahimahi_args(text: Any, path: tuple, errs: Collector) -> dict:
 def parse_queue_mapping(value: dict, path: tuple, errs: Collector, default_limit: QueueLimit
                         ) -> tuple[QueueLimit, QueueLimit | None, Aqm]:
     """A queue mapping -> (limit, ECN step threshold or None, Aqm)."""
-    from .native import Key, canon, take  # native imports this module
-
     kind = "droptail"
     unlimited_type = False
     for k, v in value.items():

@@ -2,9 +2,9 @@
 
 The authority is the simulator: ``ccbench._core.schemes()`` returns
 ``[{"name", "description", "source", "params": [{"name", "default", "doc"}]}]``.
-The config layer must import and work without the compiled module, so the registry is
-injectable everywhere (``schemes=``); without it and without ``_core``, scheme names and
-parameters are not checked here (the backend still refuses unknown ones).
+The config layer does not import the compiled module: the caller passes the registry in
+(``schemes=``; ``ccbench.api.load_experiment`` passes the simulator's). Without one, scheme
+names and parameters are not checked here (the backend still refuses unknown ones).
 """
 
 from __future__ import annotations
@@ -14,15 +14,6 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import ConfigError, show
 from .units import is_number
-
-
-def known_schemes() -> list[dict] | None:
-    """The simulator's registry, or ``None`` if ``ccbench._core`` is not built."""
-    try:
-        from ccbench import _core  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return [dict(s) for s in _core.schemes()]
 
 
 class Registry:

@@ -28,8 +28,10 @@ from typing import Any
 
 from .conditions import Conditions
 from .errors import ConfigError, ConfigErrors, Collector, format_path, show
-from .model import (SCHEMA_VERSION, GroupSpec, LinkSpec, RunSpec, _Link, _resolve_queues,
-                    sort_groups)
+from .keys import Key, take
+from .links import parse_conditions, parse_link_delay, parse_queue_spec
+from .model import GroupSpec, LinkSpec, RunSpec
+from .resolved import DirectedLink, experiment, flow_entry, flow_groups, sort_groups
 from .units import parse_rate
 
 TOPO_HINT = "e.g. topology: {links: [{from: h1, to: r1, rate: 100Mbit, delay: 5ms}, ...]}"
@@ -73,7 +75,6 @@ def _node_name(v: Any, path: tuple) -> str:
 
 
 def parse_topology(value: Any, path: tuple, errs: Collector) -> Topology | None:
-    from .native import Key, _parse_conditions, _parse_delay, _parse_queue_spec, take
     t = take(value, path, [Key("nodes"), Key("links", required=True)], errs,
              what="a topology (nodes and links)")
     if t is None:
@@ -167,10 +168,10 @@ def parse_topology(value: Any, path: tuple, errs: Collector) -> Topology | None:
         if "rate" in c:
             spec.rate_bps = errs.guard(parse_rate, *c["rate"])
         if "delay" in c:
-            spec.delay_ns = errs.guard(_parse_delay, *c["delay"], cond=spec.cond, default=0)
-        _parse_conditions(c, "", spec, errs)
+            spec.delay_ns = errs.guard(parse_link_delay, *c["delay"], cond=spec.cond, default=0)
+        parse_conditions(c, "", spec, errs)
         if "queue" in c:
-            ql, ecn, aqm = _parse_queue_spec(*c["queue"], errs)
+            ql, ecn, aqm = parse_queue_spec(*c["queue"], errs)
             spec.queue_a = spec.queue_b = ql
             spec.ecn_a = spec.ecn_b = ecn
             spec.aqm_a = spec.aqm_b = aqm
@@ -232,7 +233,7 @@ def build_graph(run: RunSpec, groups: list[GroupSpec]) -> dict:
     topo: Topology = run.topology
     errors: list[ConfigError] = []
     order = {n: i for i, n in enumerate(topo.nodes)}
-    links: list[_Link] = []
+    links: list[DirectedLink] = []
     adj: dict[str, list[tuple[str, int]]] = {n: [] for n in topo.nodes}
     for tl in topo.links:
         s = tl.spec
@@ -240,13 +241,13 @@ def build_graph(run: RunSpec, groups: list[GroupSpec]) -> dict:
                                                (tl.b, tl.a, s.queue_b, s.ecn_b, s.aqm_b, "right")):
             extra = s.cond.link_keys(end, "-".join(sorted((tl.a, tl.b))), run.seed,
                                      run.duration_ns) if s.cond is not None else {}
-            links.append(_Link(len(links), f"{src}->{dst}", src, dst, "link", s.rate_bps,
-                               s.delay_ns, queue, tl.path + ("queue",), ecn, extra, aqm=aqm))
+            links.append(DirectedLink(len(links), f"{src}->{dst}", src, dst, "link", s.rate_bps,
+                                      s.delay_ns, queue, tl.path + ("queue",), ecn, extra,
+                                      aqm=aqm))
             adj[src].append((dst, len(links) - 1))
     link_id = {(l.src, l.dst): l.id for l in links}
 
     ordered = sort_groups(groups)
-    flow_groups = [(gi, g) for gi, g in enumerate(ordered) for _ in range(g.count)]
     routes: dict[int, tuple[str, str, list[str]]] = {}
     for gi, g in enumerate(ordered):
         e: Endpoints = g.endpoints or Endpoints()
@@ -314,48 +315,21 @@ def build_graph(run: RunSpec, groups: list[GroupSpec]) -> dict:
 
     hosts = set()
     flows = []
-    for i, (gi, g) in enumerate(flow_groups):
+    for i, (gi, g) in enumerate(flow_groups(groups)):
         src, dst, route = routes[gi]
         hosts.update((src, dst))
         path = [link_id[(u, v)] for u, v in zip(route, route[1:])]
         rev = [link_id[(v, u)] for u, v in reversed(list(zip(route, route[1:])))]
-        rtt = sum(links[j].delay_ns for j in path + rev)
-        label = f"Flow {i + 1}: {g.name}" if g.name else f"Flow {i + 1}: {g.scheme} {src}->{dst}"
-        flows.append({
-            "id": i, "group": gi, "label": label, "scheme": g.scheme,
-            "params": dict(g.params), "direction": "->", "src": src, "dst": dst,
-            "start_ns": g.start_ns, "stop_ns": g.stop_ns, "bytes": g.bytes,
-            "path": path, "rev_path": rev, "base_rtt_ns": rtt, "route": route,
-            "ecn": g.ecn, "tcp": dict(g.tcp) if g.tcp is not None else None,
-            **({"command": dict(g.command)} if getattr(g, "command", None) else {}),
-            **({"python": g.python} if getattr(g, "python", None) else {}),
-            **g.workload,
-        })
+        flows.append(flow_entry(i, gi, g, f"{src}->{dst}", "->", src, dst, path, rev, links,
+                                route=route))
     bottlenecks: set[int] = set()
     for f in flows:
         rates = [links[j].rate_bps for j in f["path"] if links[j].rate_bps is not None]
         if rates:
             bottlenecks.update(j for j in f["path"] if links[j].rate_bps == min(rates))
-    queues = _resolve_queues(run, links, flows, flow_groups)
     nodes = [{"name": n, "kind": topo.kinds.get(n, "host" if n in hosts else "router")}
              for n in topo.nodes]
-    return {
-        "schema": SCHEMA_VERSION,
-        "duration_ns": run.duration_ns,
-        "seed": run.seed,
-        "mss": run.mss,
-        "sample_interval_ns": run.sample_interval_ns,
-        "record_packets": run.record_packets,
-        "hist_bucket_ns": run.hist_bucket_ns,
-        "tcp": dict(run.tcp),
-        "nodes": nodes,
-        "links": [{"id": l.id, "name": l.name, "src": l.src, "dst": l.dst, "role": l.role,
-                   "rate_bps": l.rate_bps, "delay_ns": l.delay_ns, "queue": queues[l.id],
-                   **l.extra}
-                  for l in links],
-        "bottleneck_links": sorted(bottlenecks),
-        "flows": flows,
-    }
+    return experiment(run, nodes, links, sorted(bottlenecks), flows)
 
 
 __all__ = ["parse_topology", "parse_group_endpoints", "check_dumbbell_groups", "build_graph"]

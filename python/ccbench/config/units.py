@@ -15,7 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Sequence
 
-from .errors import ConfigError
+from .errors import ConfigError, show
 
 U32_MAX = 2**32 - 1
 U64_MAX = 2**64 - 1
@@ -31,7 +31,7 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _split(value: Any) -> tuple[Decimal, str] | None:
+def split_unit(value: Any) -> tuple[Decimal, str] | None:
     """Split a YAML scalar into (number, unit). ``None`` if it is not of that shape."""
     if is_number(value):
         if isinstance(value, float) and not math.isfinite(value):
@@ -55,12 +55,7 @@ def _round(d: Decimal | Fraction) -> int:
 
 
 def _wrong_type(path, value, what, hint) -> ConfigError:
-    return ConfigError(path, f"{_show(value)} is not {what}", hint, value)
-
-
-def _show(value: Any) -> str:
-    from .errors import show
-    return show(value)
+    return ConfigError(path, f"{show(value)} is not {what}", hint, value)
 
 
 # --------------------------------------------------------------------------------------- rates
@@ -79,7 +74,7 @@ def parse_rate(value: Any, path: Sequence[Any], *, bare_unit: int = 10**6) -> in
     """
     if isinstance(value, str) and value.strip().lower() in UNLIMITED_WORDS:
         return None
-    parts = _split(value)
+    parts = split_unit(value)
     if parts is None:
         raise _wrong_type(path, value, "a rate", RATE_HINT)
     num, unit = parts
@@ -87,7 +82,7 @@ def parse_rate(value: Any, path: Sequence[Any], *, bare_unit: int = 10**6) -> in
         factor = bare_unit
     else:
         if re.fullmatch(r"[kKmMgGtT]?i?B(ps|/s)", unit):
-            raise ConfigError(path, f"{_show(value)} is a rate in bytes per second",
+            raise ConfigError(path, f"{show(value)} is a rate in bytes per second",
                               "write rates in bits, e.g. 100Mbit (= 12.5MB/s)", value)
         low = unit.lower()
         factor = None
@@ -98,15 +93,15 @@ def parse_rate(value: Any, path: Sequence[Any], *, bare_unit: int = 10**6) -> in
         if factor is None:
             raise _wrong_type(path, value, "a rate", RATE_HINT)
     if num < 0:
-        raise ConfigError(path, f"negative rate {_show(value)}",
+        raise ConfigError(path, f"negative rate {show(value)}",
                           "a rate must be >= 0 (0 or 'unlimited' = no rate limit)", value)
     bps = _round(num * factor)
     if num == 0:
         return None
     if bps < 1:
-        raise ConfigError(path, f"rate {_show(value)} is below 1 bit/s", RATE_HINT, value)
+        raise ConfigError(path, f"rate {show(value)} is below 1 bit/s", RATE_HINT, value)
     if bps > U64_MAX:
-        raise ConfigError(path, f"rate {_show(value)} is too large", RATE_HINT, value)
+        raise ConfigError(path, f"rate {show(value)} is too large", RATE_HINT, value)
     return bps
 
 
@@ -126,7 +121,7 @@ def parse_time(value: Any, path: Sequence[Any], *, bare_ns: int = 10**6,
                what: str = "a time", allow_negative: bool = False) -> int:
     """Time in ns. Units ns, us (µs), ms, s, min; a bare number is in ``bare_ns`` units
     (ms for delays, seconds for ``duration``/``start``/``stop``). Rounded to the nearest ns."""
-    parts = _split(value)
+    parts = split_unit(value)
     if parts is None:
         raise _wrong_type(path, value, what, time_hint(bare_ns))
     num, unit = parts
@@ -140,10 +135,10 @@ def parse_time(value: Any, path: Sequence[Any], *, bare_ns: int = 10**6,
         raise _wrong_type(path, value, what, time_hint(bare_ns))
     if num < 0 and not allow_negative:
         raise ConfigError(path, f"negative {what.removeprefix('a ').removeprefix('an ')} "
-                          f"{_show(value)}", "it must be >= 0", value)
+                          f"{show(value)}", "it must be >= 0", value)
     ns = _round(num * factor)
     if abs(ns) > 2**63 - 1:
-        raise ConfigError(path, f"{_show(value)} is too large", time_hint(bare_ns), value)
+        raise ConfigError(path, f"{show(value)} is too large", time_hint(bare_ns), value)
     return ns
 
 
@@ -169,9 +164,9 @@ def coco_time_us(value: Any, path: Sequence[Any], max_delay_us: int | None) -> i
     except (ValueError, OverflowError):
         raise _wrong_type(path, value, "a time string", hint) from None
     if us < 0:
-        raise ConfigError(path, f"negative time {_show(value)}", "it must be >= 0", value)
+        raise ConfigError(path, f"negative time {show(value)}", "it must be >= 0", value)
     if max_delay_us is not None and us > max_delay_us:
-        raise ConfigError(path, f"{_show(value)} = {us}us exceeds the maximum delay "
+        raise ConfigError(path, f"{show(value)} = {us}us exceeds the maximum delay "
                           f"{max_delay_us}us", "lower it or raise --max-delay", value)
     return us
 
@@ -221,26 +216,26 @@ def parse_queue(value: Any, path: Sequence[Any]) -> QueueLimit:
     if isinstance(value, str) and value.strip().lower() in UNLIMITED_WORDS:
         return QueueLimit(text=value)
     if isinstance(value, float):
-        raise ConfigError(path, f"{_show(value)} is not a whole number of packets",
+        raise ConfigError(path, f"{show(value)} is not a whole number of packets",
                           "queue sizes in packets are integers; " + QUEUE_HINT, value)
-    parts = _split(value)
+    parts = split_unit(value)
     if parts is None:
         raise _wrong_type(path, value, "a queue size", QUEUE_HINT)
     num, unit = parts
     if num < 0:
-        raise ConfigError(path, f"negative queue size {_show(value)}", "it must be >= 0", value)
+        raise ConfigError(path, f"negative queue size {show(value)}", "it must be >= 0", value)
     low = unit.lower()
     if unit == "" or low in _PKT_WORDS:
         if num != num.to_integral_value():
-            raise ConfigError(path, f"{_show(value)} is not a whole number of packets",
+            raise ConfigError(path, f"{show(value)} is not a whole number of packets",
                               QUEUE_HINT, value)
         if num > U32_MAX:
-            raise ConfigError(path, f"queue size {_show(value)} is too large",
+            raise ConfigError(path, f"queue size {show(value)} is too large",
                               f"at most {U32_MAX} packets", value)
         return QueueLimit(packets=int(num), text=value)
     if low in ("bdp", "xbdp"):
         if num <= 0:
-            raise ConfigError(path, f"queue size {_show(value)} must be > 0 BDP", QUEUE_HINT,
+            raise ConfigError(path, f"queue size {show(value)} must be > 0 BDP", QUEUE_HINT,
                               value)
         return QueueLimit(bdp=Fraction(num), text=value)
     factor = _byte_factor(unit)
@@ -248,7 +243,7 @@ def parse_queue(value: Any, path: Sequence[Any]) -> QueueLimit:
         raise _wrong_type(path, value, "a queue size", QUEUE_HINT)
     nbytes = _round(num * factor)
     if nbytes > U64_MAX:
-        raise ConfigError(path, f"queue size {_show(value)} is too large", QUEUE_HINT, value)
+        raise ConfigError(path, f"queue size {show(value)} is too large", QUEUE_HINT, value)
     return QueueLimit(bytes=nbytes, text=value)
 
 
@@ -259,7 +254,7 @@ def parse_payload_size(value: Any, path: Sequence[Any], mss: int, *, what: str =
                        positive: bool = True) -> int:
     """A payload size in bytes: bare number = bytes, decimal/binary byte units, or
     ``Npkt`` = N full segments of ``mss`` bytes."""
-    parts = _split(value)
+    parts = split_unit(value)
     if parts is None:
         raise _wrong_type(path, value, what, SIZE_HINT)
     num, unit = parts
@@ -273,10 +268,10 @@ def parse_payload_size(value: Any, path: Sequence[Any], mss: int, *, what: str =
             raise _wrong_type(path, value, what, SIZE_HINT)
     n = _round(num * factor)
     if n < 0 or (positive and n <= 0):
-        raise ConfigError(path, f"{_show(value)} must be > 0" if positive
-                          else f"negative size {_show(value)}", SIZE_HINT, value)
+        raise ConfigError(path, f"{show(value)} must be > 0" if positive
+                          else f"negative size {show(value)}", SIZE_HINT, value)
     if n > U64_MAX:
-        raise ConfigError(path, f"{_show(value)} is too large", SIZE_HINT, value)
+        raise ConfigError(path, f"{show(value)} is too large", SIZE_HINT, value)
     return n
 
 
@@ -285,7 +280,7 @@ def parse_payload_size(value: Any, path: Sequence[Any], mss: int, *, what: str =
 def parse_int(value: Any, path: Sequence[Any], *, what: str = "an integer",
               minimum: int | None = None, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(path, f"{_show(value)} is not {what}",
+        raise ConfigError(path, f"{show(value)} is not {what}",
                           "write a whole number" + (f" >= {minimum}" if minimum is not None
                                                      else ""), value)
     if minimum is not None and value < minimum:
@@ -298,4 +293,4 @@ def parse_int(value: Any, path: Sequence[Any], *, what: str = "an integer",
 def parse_bool(value: Any, path: Sequence[Any]) -> bool:
     if isinstance(value, bool):
         return value
-    raise ConfigError(path, f"{_show(value)} is not a boolean", "write true or false", value)
+    raise ConfigError(path, f"{show(value)} is not a boolean", "write true or false", value)

@@ -10,7 +10,7 @@
 * ``rwnd: 64KB`` — the group's receive-window limit (shorthand for ``tcp: {rwnd: ...}``).
 
 Each parser returns the resolved flow keys (``app_rate_bps``, ``onoff``, ``arrivals``) that
-``model.build`` copies into every flow of the group.
+``resolved.flow_entry`` copies into every flow of the group.
 """
 
 from __future__ import annotations

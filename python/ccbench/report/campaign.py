@@ -24,7 +24,7 @@ from bokeh.plotting import figure
 from ..campaign.aggregate import aggregate
 from ..campaign.index import load_index
 from ..campaign.layout import choose, hue, numeric_axis, ordered
-from . import _CSS, _fmt, _verdicts_panel
+from .markup import CSS, fmt, verdicts_panel
 from .interactive import styles
 
 LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way delay (ms)",
@@ -250,8 +250,8 @@ def _points_table(root: Path, index: pl.DataFrame, lay, manifest: dict, fails: l
         nf = len(fail_by.get(pt, []))
         per = g.with_columns(hue(g, lay.by if lay.by != [lay.x] else [])).group_by("hue", maintain_order=True).agg(
             pl.col("avg_tput_mbps").mean(), pl.col("p95_delay_ms").mean())
-        summ = "; ".join(f"{html.escape(str(r['hue']))}: {_fmt(r['avg_tput_mbps'], '.2f')} · "
-                         f"{_fmt(r['p95_delay_ms'], '.1f')}" for r in per.iter_rows(named=True))
+        summ = "; ".join(f"{html.escape(str(r['hue']))}: {fmt(r['avg_tput_mbps'], '.2f')} · "
+                         f"{fmt(r['p95_delay_ms'], '.1f')}" for r in per.iter_rows(named=True))
         runs = []
         for (key, rep, seed), rg in g.group_by(["run_key", "repeat", "seed"], maintain_order=True):
             rel = f"runs/{key}/"
@@ -259,16 +259,16 @@ def _points_table(root: Path, index: pl.DataFrame, lay, manifest: dict, fails: l
                     else f"<a href='{rel}'>results</a>")
             flows = "".join(
                 f"<tr><td class='l'>{html.escape(str(r['flow_label']))}</td><td class='l'>"
-                f"{html.escape(str(r['scheme']))}</td><td>{_fmt(r['avg_tput_mbps'], '.2f')}</td>"
-                f"<td>{_fmt(r['mean_delay_ms'], '.2f')}</td><td>{_fmt(r['p95_delay_ms'], '.2f')}</td>"
-                f"<td>{_fmt(r['loss_pct'], '.3f')}</td><td>{_fmt(r['utilization_pct'], '.1f')}</td></tr>"
+                f"{html.escape(str(r['scheme']))}</td><td>{fmt(r['avg_tput_mbps'], '.2f')}</td>"
+                f"<td>{fmt(r['mean_delay_ms'], '.2f')}</td><td>{fmt(r['p95_delay_ms'], '.2f')}</td>"
+                f"<td>{fmt(r['loss_pct'], '.3f')}</td><td>{fmt(r['utilization_pct'], '.1f')}</td></tr>"
                 for r in rg.iter_rows(named=True))
             runs.append(f"<details><summary>repeat {rep} · seed {seed} · {link} · Jain "
-                        f"{_fmt(rg['jain'][0], '.3f')}</summary><table class='small'><tr>"
+                        f"{fmt(rg['jain'][0], '.3f')}</summary><table class='small'><tr>"
                         "<th class='l'>flow</th><th class='l'>scheme</th><th>tput Mbit/s</th>"
                         "<th>mean OWD ms</th><th>p95 OWD ms</th><th>loss %</th><th>util %</th>"
                         f"</tr>{flows}</table></details>")
-        vals = "".join(f"<td>{_fmt(first[c], 'g')}</td>" for c in cols)
+        vals = "".join(f"<td>{fmt(first[c], 'g')}</td>" for c in cols)
         bad = f" <span class='bad'>({nf} failed)</span>" if nf else ""
         rows.append(f"<tr id='point-{pt}'><td>{pt}</td><td class='l'>{html.escape(str(first['label']))}"
                     f"</td>{vals}<td>{len(keys)}{'/' + str(reps) if reps else ''}{bad}</td>"
@@ -337,7 +337,7 @@ def render(root: str | Path, *, level: float = 0.95, x: str | None = None,
     manifest = json.loads((root / "campaign.json").read_text()) if (root / "campaign.json").is_file() else {}
     fails = failures(root)
     if verdicts is None:
-        from ..campaign.expect import evaluate_dir
+        from ..campaign.verdicts import evaluate_dir
         verdicts = evaluate_dir(root, index=index)
     lay, sections = figures(index, root, level=level, x=x, by=by)
     if sections:
@@ -355,7 +355,7 @@ def render(root: str | Path, *, level: float = 0.95, x: str | None = None,
     sess = (manifest.get("sessions") or [{}])[-1]
     n_runs = index["run_key"].n_unique() if index.height else 0
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench campaign: "
-           f"{html.escape(name)}</title><style>{_CSS} table.small{{font-size:.85em}} "
+           f"{html.escape(name)}</title><style>{CSS} table.small{{font-size:.85em}} "
            f"span.bad,tr.bad td{{color:#b00020}} table.points td{{vertical-align:top}} "
            f"details summary{{cursor:pointer}}</style>"
            f"{Resources(mode='inline', components=['bokeh']).render() if divs else ''}{script}</head><body>",
@@ -368,7 +368,7 @@ def render(root: str | Path, *, level: float = 0.95, x: str | None = None,
            f"{html.escape(str(manifest.get('git_commit') or '?')[:12])}"
            f"{' (uncommitted changes)' if manifest.get('git_dirty') else ''} · last session "
            f"{html.escape(str(sess.get('started', '?')))} (executor: {html.escape(str(sess.get('executor', '?')))})</p>"]
-    out.append(_verdicts_panel(verdicts, "Campaign expectations"))
+    out.append(verdicts_panel(verdicts, "Campaign expectations"))
     if lay is not None:
         out.append(f"<p class='meta'>x axis: <b>{html.escape(lay.x)}</b>; one line per "
                    f"<b>{html.escape(' '.join(lay.by) or 'run')}</b>"

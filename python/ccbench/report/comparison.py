@@ -6,12 +6,11 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from ..analysis.compare import METRICS
-from . import _CSS, _fmt
-from .interactive import _fig, _hover, _line, styles, thin
+from .markup import CSS, fmt
+from .interactive import add_hover, add_line, styles, thin, time_figure
 
 #: |B − A| / |A| above this is highlighted
 HIGHLIGHT_PCT = 10.0
@@ -26,8 +25,8 @@ def _table(c) -> str:
         for m, _ in METRICS:
             d = r.get(f"{m}_diff_pct")
             hi = d is not None and abs(d) > HIGHLIGHT_PCT
-            cells.append(f"<td>{_fmt(r.get(f'{m}_a'), '.2f')}</td><td>{_fmt(r.get(f'{m}_b'), '.2f')}</td>"
-                         f"<td class='{'hi' if hi else ''}'>{_fmt(d, '+.1f')}</td>")
+            cells.append(f"<td>{fmt(r.get(f'{m}_a'), '.2f')}</td><td>{fmt(r.get(f'{m}_b'), '.2f')}</td>"
+                         f"<td class='{'hi' if hi else ''}'>{fmt(d, '+.1f')}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
@@ -40,19 +39,19 @@ def figures(c, interval: float):
     st = dict(zip(curves, styles(len(curves))))
     figs = []
     for col, unit, title in (("rate_mbps", "Mbit/s", "throughput"), ("delay_ms", "ms", "mean one-way delay")):
-        f = _fig(f"{title} per {interval:g} s interval per flow (A {c.name_a} solid, B {c.name_b} dashed)",
+        f = time_figure(f"{title} per {interval:g} s interval per flow (A {c.name_a} solid, B {c.name_b} dashed)",
                  unit, x)
         for cur in curves:
             for tag, df, dash in (("A", c.a_intervals, "solid"), ("B", c.b_intervals, "dashed")):
                 g = df.filter((pl.col("curve") == cur) & pl.col(col).is_not_null()).sort("t_s")
                 if g.height:
-                    _line(f, g["t_s"].to_numpy() + interval / 2, g[col].to_numpy(), f"{tag}: {cur}",
+                    add_line(f, g["t_s"].to_numpy() + interval / 2, g[col].to_numpy(), f"{tag}: {cur}",
                           (st[cur][0], dash))
-        _hover(f, unit, "{0.00}")
+        add_hover(f, unit, "{0.00}")
         figs.append(f)
     for col, scale, unit, title in (("cwnd", 1.0, "packets", "congestion window"),
                                     ("srtt_us", 1e-3, "ms", "smoothed RTT")):
-        f = _fig(f"{title} per flow (A solid, B dashed)", unit, x)
+        f = time_figure(f"{title} per flow (A solid, B dashed)", unit, x)
         labels = [fl["label"] for fl in c.a.experiment["flows"]]
         lst = styles(len(labels))
         for tag, res, dash in (("A", c.a, "solid"), ("B", c.b, "dashed")):
@@ -63,9 +62,9 @@ def figures(c, interval: float):
             for (fid,), g in s.group_by("flow", maintain_order=True):
                 t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].cast(pl.Float64).to_numpy() * scale)
                 i = int(fid)
-                _line(f, t, y, f"{tag}: {labels[i] if i < len(labels) else i}",
+                add_line(f, t, y, f"{tag}: {labels[i] if i < len(labels) else i}",
                       (lst[i % len(lst)][0], dash), 1.2)
-        _hover(f, unit, "{0.000}")
+        add_hover(f, unit, "{0.000}")
         figs.append(f)
     return figs
 
@@ -80,13 +79,13 @@ def render(c, interval: float = 0.5) -> str:
     meta = lambda r: (f"{html.escape(str(r.meta.get('backend')))} · seed {r.meta.get('seed')} · "
                       f"{html.escape(str(r.path))}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench comparison</title>"
-            f"<style>{_CSS} td.hi{{background:#ffe0b2;font-weight:bold}}</style>"
+            f"<style>{CSS} td.hi{{background:#ffe0b2;font-weight:bold}}</style>"
             f"{Resources(mode='inline', components=['bokeh']).render()}{script}</head><body>"
             f"<h1>ccbench comparison — A: {html.escape(c.name_a)}, B: {html.escape(c.name_b)}</h1>"
             f"<p class='meta'>A: {meta(c.a)}<br>B: {meta(c.b)}</p>"
             f"<h2>Summary</h2><p class='meta'>Aggregation interval {interval:g} s; Δ % = (B − A) / |A|; "
-            f"highlighted where |Δ| &gt; {HIGHLIGHT_PCT:g} %. Jain's index over flows: A {_fmt(ja, '.4f')}, "
-            f"B {_fmt(jb, '.4f')}.</p>{_table(c)}<h2>Time series</h2>{div}</body></html>")
+            f"highlighted where |Δ| &gt; {HIGHLIGHT_PCT:g} %. Jain's index over flows: A {fmt(ja, '.4f')}, "
+            f"B {fmt(jb, '.4f')}.</p>{_table(c)}<h2>Time series</h2>{div}</body></html>")
 
 
 def write_comparison_report(c, out_dir: str | Path, interval: float = 0.5) -> Path:

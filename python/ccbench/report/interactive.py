@@ -19,6 +19,7 @@ from bokeh.plotting import figure
 
 from .. import analysis
 from ..analysis.queues import queue_timeseries
+from .markup import queue_text, rate_text
 
 MAX_POINTS = 2000  # per drawn series
 WIDTH, HEIGHT = 1100, 300
@@ -60,7 +61,7 @@ def thin(t: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS):
     return t[idx], y[idx]
 
 
-def _fig(title: str, ylabel: str, x_range=None, **kw) -> figure:
+def time_figure(title: str, ylabel: str, x_range=None, **kw) -> figure:
     f = figure(title=title, width=WIDTH, height=HEIGHT, tools=TOOLS, active_scroll="xwheel_zoom",
                x_axis_label="time (s)", y_axis_label=ylabel, sizing_mode="stretch_width",
                output_backend="canvas", **({"x_range": x_range} if x_range is not None else {}), **kw)
@@ -69,14 +70,14 @@ def _fig(title: str, ylabel: str, x_range=None, **kw) -> figure:
     return f
 
 
-def _line(f, t, y, label, style, width=1.5):
+def add_line(f, t, y, label, style, width=1.5):
     color, dash = style
     src = ColumnDataSource({"t": np.asarray(t, dtype=float), "y": np.asarray(y, dtype=float)})
     f.line("t", "y", source=src, color=color, line_dash=dash, line_width=width, legend_label=label,
            name=label)
 
 
-def _hover(f, ylabel: str, fmt="{0.000}"):
+def add_hover(f, ylabel: str, fmt="{0.000}"):
     f.add_tools(HoverTool(tooltips=[("", "$name"), ("t", "@t{0.000} s"), (ylabel, f"@y{fmt}")],
                           mode="mouse"))
 
@@ -88,26 +89,26 @@ def grouping_figures(results, grouping: str, interval: float, x_range):
     curves = list(dict.fromkeys(an.summary["curve"].to_list()))
     st = dict(zip(curves, styles(len(curves))))
     wd = dict(zip(curves, widths(len(curves))))
-    rate = _fig(f"{grouping}: throughput per {interval:g} s interval", "Mbit/s", x_range)
-    delay = _fig(f"{grouping}: mean one-way delay per {interval:g} s interval", "ms", x_range)
+    rate = time_figure(f"{grouping}: throughput per {interval:g} s interval", "Mbit/s", x_range)
+    delay = time_figure(f"{grouping}: mean one-way delay per {interval:g} s interval", "ms", x_range)
     for c in curves:
         g = pi.filter(pl.col("curve") == c).sort("t_s")
         if not g.height:
             continue
         t = g["t_s"].to_numpy() + interval / 2
-        _line(rate, t, g["rate_mbps"].to_numpy(), c, st[c], wd[c])
+        add_line(rate, t, g["rate_mbps"].to_numpy(), c, st[c], wd[c])
         d = g.filter(pl.col("delay_ms").is_not_null())
         if d.height:
-            _line(delay, d["t_s"].to_numpy() + interval / 2, d["delay_ms"].to_numpy(), c, st[c], wd[c])
-    _hover(rate, "Mbit/s", "{0.00}")
-    _hover(delay, "ms", "{0.00}")
+            add_line(delay, d["t_s"].to_numpy() + interval / 2, d["delay_ms"].to_numpy(), c, st[c], wd[c])
+    add_hover(rate, "Mbit/s", "{0.00}")
+    add_hover(delay, "ms", "{0.00}")
     figs = [rate, delay]
     if len(curves) > 1 and an.jain.height:
-        j = _fig(f"{grouping}: Jain's index over the active curves", "Jain's index", x_range,
+        j = time_figure(f"{grouping}: Jain's index over the active curves", "Jain's index", x_range,
                  y_range=Range1d(0, 1.05))
-        _line(j, an.jain["t_s"].to_numpy() + interval / 2, an.jain["jain"].to_numpy(),
+        add_line(j, an.jain["t_s"].to_numpy() + interval / 2, an.jain["jain"].to_numpy(),
               "Jain's index", ("#333333", "solid"))
-        _hover(j, "index")
+        add_hover(j, "index")
         figs.append(j)
     return figs
 
@@ -124,7 +125,7 @@ def packet_delay_figure(results, x_range):
     d = p.filter(pl.col("arrival_ns").is_not_null()).select(
         pl.col("flow").cast(pl.Int64), pl.col("sent_ns"),
         ((pl.col("arrival_ns") - pl.col("sent_ns")).cast(pl.Float64) / 1e6).alias("d")).sort("flow", "sent_ns")
-    f = _fig("one-way delay of each packet (per flow, thinned for display: each flow's extremes kept)",
+    f = time_figure("one-way delay of each packet (per flow, thinned for display: each flow's extremes kept)",
              "ms", x_range)
     for (fid,), g in d.group_by("flow", maintain_order=True):
         t, y = thin(g["sent_ns"].to_numpy() / 1e9, g["d"].to_numpy(), 3000)
@@ -132,7 +133,7 @@ def packet_delay_figure(results, x_range):
         color, _ = st.get(int(fid), ("#000", "solid"))
         f.scatter("t", "y", source=src, size=2, color=color, alpha=0.6,
                   legend_label=labels.get(int(fid), str(fid)), name=labels.get(int(fid), str(fid)))
-    _hover(f, "ms", "{0.00}")
+    add_hover(f, "ms", "{0.00}")
     return f
 
 
@@ -163,12 +164,12 @@ def sender_figures(results, x_range):
         s = s.filter(pl.col(col).is_not_null() & pl.col(col).is_not_nan())
         if not s.height or (col.startswith("cc_") and s[col].min() == s[col].max()):
             continue
-        f = _fig(f"{title} per flow (sender samples)", unit, x_range)
+        f = time_figure(f"{title} per flow (sender samples)", unit, x_range)
         for (fid,), g in s.group_by("flow", maintain_order=True):
             t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].to_numpy() * scale)
-            _line(f, t, y, labels.get(int(fid), f"flow {fid}"), st.get(int(fid), ("#000", "solid")),
+            add_line(f, t, y, labels.get(int(fid), f"flow {fid}"), st.get(int(fid), ("#000", "solid")),
                   wd.get(int(fid), 1.2))
-        _hover(f, unit, "{0.000}")
+        add_hover(f, unit, "{0.000}")
         figs.append(f)
     return figs
 
@@ -181,26 +182,26 @@ def queue_figures(results, x_range):
         return []
     links = list(dict.fromkeys(q["link"].to_list()))
     st = dict(zip(links, styles(len(links))))
-    occ = _fig("queue occupancy per bottleneck link", "packets", x_range)
-    dly = _fig("queueing delay (bytes·8/rate; dashed: measured sojourn)", "ms", x_range)
-    cnt = _fig("cumulative drops and CE marks per bottleneck link", "packets", x_range)
+    occ = time_figure("queue occupancy per bottleneck link", "packets", x_range)
+    dly = time_figure("queueing delay (bytes·8/rate; dashed: measured sojourn)", "ms", x_range)
+    cnt = time_figure("cumulative drops and CE marks per bottleneck link", "packets", x_range)
     any_cnt = False
     for (lid,), g in q.group_by("link", maintain_order=True):
         name = f"link {lid}: {g['name'][0]}"
         t = g["time_s"].to_numpy()
         color, dash = st[lid]
-        _line(occ, *thin(t, g["packets"].to_numpy().astype(float)), name, (color, dash))
+        add_line(occ, *thin(t, g["packets"].to_numpy().astype(float)), name, (color, dash))
         if g["qdelay_ms"].null_count() < g.height:
-            _line(dly, *thin(t, g["qdelay_ms"].fill_null(float("nan")).to_numpy()), name, (color, "solid"))
+            add_line(dly, *thin(t, g["qdelay_ms"].fill_null(float("nan")).to_numpy()), name, (color, "solid"))
         if g["sojourn_ms"].null_count() < g.height:
-            _line(dly, *thin(t, g["sojourn_ms"].fill_null(float("nan")).to_numpy()),
+            add_line(dly, *thin(t, g["sojourn_ms"].fill_null(float("nan")).to_numpy()),
                   f"{name} sojourn", (color, "dashed"))
         for col, d in (("drops", "solid"), ("marks", "dashed")):
             if (g[col].max() or 0) > 0:
                 any_cnt = True
-                _line(cnt, *thin(t, g[col].to_numpy().astype(float)), f"{name} {col}", (color, d))
+                add_line(cnt, *thin(t, g[col].to_numpy().astype(float)), f"{name} {col}", (color, d))
     for f, u in ((occ, "packets"), (dly, "ms"), (cnt, "packets")):
-        _hover(f, u, "{0.000}")
+        add_hover(f, u, "{0.000}")
     return [occ, dly] + ([cnt] if any_cnt else [])
 
 
@@ -312,10 +313,9 @@ def network_figure(exp: dict):
         edges.setdefault(tuple(sorted((l["src"], l["dst"]))), []).append(dict(l, _i=i))
 
     def desc(l):
-        from . import _queue, _rate
         c = l.get("conditions") or l.get("loss") or ""
-        return (f"{l['name']}: {_rate(l['rate_bps'])}, {l['delay_ns'] / 1e6:g} ms, {_queue(l['queue'])}"
-                + (f", {c}" if c else ""))
+        return (f"{l['name']}: {rate_text(l['rate_bps'])}, {l['delay_ns'] / 1e6:g} ms, "
+                f"{queue_text(l['queue'])}" + (f", {c}" if c else ""))
 
     ys = [p[1] for p in pos.values()] or [0]
     f = figure(title="network (hover a link; thick: bottleneck)", width=WIDTH,

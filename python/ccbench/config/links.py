@@ -1,0 +1,163 @@
+"""One link of the experiment file: rate, delay, network conditions and queues.
+
+The central link (``central:``), a flow group's side links (``left-*``/``right-*``) and the links
+of a general topology share these parsers; each fills a :class:`model.LinkSpec`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conditions import (PRESETS, Conditions, parse_delay, parse_jitter, parse_loss,
+                         parse_promotion, parse_trace)
+from .errors import Collector, show
+from .keys import NO_OP_AQM, Key, canon, get, take
+from .model import DEFAULT_QUEUE, LinkSpec
+from .queues import parse_queue_mapping
+from .units import parse_queue, parse_rate
+
+CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
+                Key("jitter"), Key("loss"), Key("trace"), Key("promotion"), Key("preset")]
+LINK_RESERVED: dict[str, str] = {}
+#: Network-condition keys of a side link (``left-<key>``/``right-<key>``), see conditions.py.
+SIDE_CONDITION_KEYS = ("jitter", "loss", "trace", "promotion")
+QUEUE_SIDE_KEYS = [Key("left"), Key("right")]
+ECN_PLACE_HINT = ("ECN marking is set on a queue: queue: {limit: 100, ecn-threshold: 20}; "
+                  "flows use ECN with ecn: true on their group")
+
+
+def parse_link_delay(value: Any, path: tuple, cond: Conditions | None = None) -> int:
+    """A link's ``delay``: a time, or a variable-delay mapping recorded in ``cond``."""
+    if cond is None:
+        cond = Conditions()
+    return parse_delay(value, path, cond)
+
+
+def parse_conditions(d: dict, prefix: str, spec: LinkSpec, errs: Collector) -> None:
+    """jitter/loss/trace/promotion of a link (``prefix`` "" on the central link, "left-" or
+    "right-" in a flow group) into ``spec.cond``; a trace also sets ``spec.rate_bps`` to its
+    mean rate (a trace and a rate together are an error)."""
+    cond = spec.cond
+    for key, fn in (("jitter", parse_jitter), ("loss", parse_loss),
+                    ("promotion", parse_promotion)):
+        if prefix + key in d:
+            errs.guard(fn, *d[prefix + key], cond)
+    if prefix + "trace" in d:
+        tv, tpath = d[prefix + "trace"]
+        if prefix + "rate" in d:
+            errs.error(tpath, "a link has either a rate or a trace",
+                       f"remove {prefix}rate (the trace sets the rate)", tv)
+        mean = errs.guard(parse_trace, tv, tpath, cond)
+        if mean is not None:
+            spec.rate_bps = mean
+
+
+def parse_queue_spec(value: Any, path: tuple, errs: Collector):
+    """A queue: a size, or a mapping ``{type: codel, limit: <size>, ...}`` (queues.py) ->
+    (limit, ECN step threshold, Aqm or None)."""
+    if not isinstance(value, dict):
+        return errs.guard(parse_queue, value, path, default=DEFAULT_QUEUE), None, None
+    return parse_queue_mapping(value, path, errs, DEFAULT_QUEUE)
+
+
+def reject_ecn_key(d: dict, key: str, errs: Collector) -> None:
+    if key in d:
+        value, path = d[key]
+        errs.error(path, f"{show(path[-1])} is not a link setting", ECN_PLACE_HINT, value)
+    aqm_key = key[:-3] + "aqm"  # ecn -> aqm, left-ecn -> left-aqm
+    if aqm_key in d and not (isinstance(d[aqm_key][0], str)
+                             and d[aqm_key][0].strip().lower() in NO_OP_AQM):
+        value, path = d[aqm_key]
+        where = "left-queue" if aqm_key.startswith("left") else \
+            "right-queue" if aqm_key.startswith("right") else "queue"
+        errs.error(path, f"{show(path[-1])} is not a link setting",
+                   f"a queue discipline is the queue's type: {where}: {{type: codel, "
+                   "limit: 1000, target: 5ms} (docs/experiment-file.md, Queues and AQMs)",
+                   value)
+
+
+def parse_central(d, errs: Collector) -> LinkSpec:
+    spec = LinkSpec(rate_bps=100_000_000, delay_ns=0,
+                    queue_a_path=("central", "queue"), queue_b_path=("central", "queue"))
+    if "central" not in d:
+        return spec
+    value, path = d["central"]
+    c = take(value, path, CENTRAL_KEYS, errs, reserved=LINK_RESERVED)
+    if c is None:
+        return spec
+    spec.cond = Conditions()
+    if "preset" in c:
+        c = _apply_preset(c, spec, errs)
+    if "rate" in c:
+        spec.rate_bps = errs.guard(parse_rate, *c["rate"])
+    spec.delay_ns = get(c, "delay", parse_link_delay, errs, 0, cond=spec.cond)
+    parse_conditions(c, "", spec, errs)
+    reject_ecn_key(c, "ecn", errs)
+    if "queue" in c:
+        qv, qpath = c["queue"]
+        sided = isinstance(qv, dict) and any(canon(k) in ("left", "right") for k in qv)
+        if sided:
+            qv = dict(qv)
+            for k in list(qv):
+                if canon(k) in ("kind", "type", "aqm"):
+                    tv = qv.pop(k)
+                    if not (isinstance(tv, str) and tv.strip().lower() in NO_OP_AQM):
+                        errs.error(qpath + (k,), "a queue type is given per side",
+                                   "write queue: {left: {type: codel, ...}, right: {type: "
+                                   "codel, ...}}", tv)
+            q = take(qv, qpath, QUEUE_SIDE_KEYS, errs,
+                     what="a queue or {left: <queue>, right: <queue>}")
+            if q is not None:
+                if "left" in q:
+                    spec.queue_a, spec.ecn_a, spec.aqm_a = parse_queue_spec(*q["left"], errs)
+                    spec.queue_a_path = q["left"][1]
+                if "right" in q:
+                    spec.queue_b, spec.ecn_b, spec.aqm_b = parse_queue_spec(*q["right"], errs)
+                    spec.queue_b_path = q["right"][1]
+        else:
+            ql, ecn, aqm = parse_queue_spec(qv, qpath, errs)
+            spec.queue_a = spec.queue_b = ql
+            spec.ecn_a = spec.ecn_b = ecn
+            spec.aqm_a = spec.aqm_b = aqm
+            spec.queue_a_path = spec.queue_b_path = qpath
+    return spec
+
+
+def _apply_preset(c: dict, spec: LinkSpec, errs: Collector) -> dict:
+    """Fill the central keys the user left out from a cellular preset (conditions.PRESETS)."""
+    pv, ppath = c["preset"]
+    name = pv.strip().lower() if isinstance(pv, str) else None
+    if name not in PRESETS:
+        errs.error(ppath, f"{show(pv)} is not a link preset",
+                   "presets: " + ", ".join(PRESETS) + " (docs/network-conditions.md)", pv)
+        return c
+    out = dict(c)
+    preset = PRESETS[name]
+    for k, v in preset.items():
+        if k == "_series":
+            if "rate" not in c and "trace" not in c:
+                spec.cond.preset_series = v
+                spec.rate_bps = round(v[0])
+            continue
+        if k not in out:
+            out[k] = (v, ppath)
+    return out
+
+
+def parse_side(g: dict, side: str, errs: Collector) -> LinkSpec:
+    spec = LinkSpec(cond=Conditions())
+    if f"{side}-rate" in g:
+        spec.rate_bps = errs.guard(parse_rate, *g[f"{side}-rate"])
+    spec.delay_ns = get(g, f"{side}-delay", parse_link_delay, errs, 0, cond=spec.cond)
+    parse_conditions(g, f"{side}-", spec, errs)
+    if f"{side}-queue" in g:
+        qv, qpath = g[f"{side}-queue"]
+        spec.queue_a, spec.ecn_a, spec.aqm_a = parse_queue_spec(qv, qpath, errs)
+        spec.queue_b, spec.ecn_b, spec.aqm_b = spec.queue_a, spec.ecn_a, spec.aqm_a
+        spec.queue_a_path = spec.queue_b_path = qpath
+    reject_ecn_key(g, f"{side}-ecn", errs)
+    return spec
+
+
+__all__ = ["CENTRAL_KEYS", "SIDE_CONDITION_KEYS", "parse_central", "parse_conditions",
+           "parse_link_delay", "parse_queue_spec", "parse_side"]
