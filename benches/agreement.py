@@ -33,8 +33,8 @@ import polars as pl  # noqa: E402
 import ccbench  # noqa: E402
 from ccbench import config  # noqa: E402
 
-TPUT_TOL = 5.0    # % (issue 4)
-DELAY_TOL = 10.0  # %
+TPUT_TOL = 5.0    # %: largest throughput difference counted as agreement
+DELAY_TOL = 10.0  # %: the same for one-way delay
 
 
 def experiment(scheme: str, flows: int, queue_bdp: float, delay_ms: int, rate_mbit: int,

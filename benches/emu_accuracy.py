@@ -10,7 +10,7 @@ used on the engine's core, host steal time, TUN drops and the accuracy verdict.
     sudo .venv/bin/python benches/emu_accuracy.py [--duration 10] [--rates 100,1000]
          [--schemes cubic,bbr] [--json out.json]
 
-Target (issue 4): ≥ 95 % utilisation and p99 ≤ 100 µs at 1 Gbit/s on a 2-core machine.
+Target: ≥ 95 % utilisation and p99 ≤ 100 µs at 1 Gbit/s on a 2-core machine.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from ccbench.config import ConfigErrors
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCHEMES = [{"name": n, "params": []} for n in ("cubic", "reno", "vegas", "bbr")]
 
-# specs/coco-beholder.md §3.4, verbatim (unquoted arrows)
+# the layout.yml CoCo-Beholder's layout.py writes when none exists, verbatim (unquoted arrows)
 DEFAULT_LAYOUT = """\
 - direction: <-
   flows: 1

@@ -1,6 +1,5 @@
 """Network conditions on the emulation backend: the same netmodel AQMs, random loss and delay
-schedules the simulator uses act on real kernel TCP (issue 5: "where the kernel backend exists,
-the same features run there too")."""
+schedules the simulator uses act on real kernel TCP."""
 from __future__ import annotations
 
 import numpy as np

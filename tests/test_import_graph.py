@@ -134,7 +134,7 @@ def test_the_graph_sees_deferred_and_relative_imports():
 
 
 #: Loops being taken apart elsewhere; each entry goes when its loop does.
-PENDING = [{"ccbench.backends.emu", "ccbench.doctor"}]   # the emulator package (issue 9, step 5)
+PENDING = [{"ccbench.backends.emu", "ccbench.doctor"}]   # the doctor moves into backends/emu
 
 
 def test_no_import_loops():

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A Pantheon-style scheme wrapper around ccbench's own flow agent (`ccbench-agent`).
 
-It implements the command-line interface of Pantheon's `src/wrappers/<scheme>.py` (as
-CoCo-Beholder calls it, /work/shared/specs/coco-beholder.md §5.1):
+It implements the command-line interface of Pantheon's `src/wrappers/<scheme>.py`, the way
+CoCo-Beholder's `run.py` calls it:
 
     agent_wrapper.py run_first                 -> prints "receiver" (the receiver is the server)
     agent_wrapper.py setup | setup_after_reboot -> nothing to do

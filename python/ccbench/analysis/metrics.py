@@ -1,4 +1,5 @@
-"""CoCo-Beholder's metrics (spec §8.2–§8.3) over a ccbench results directory.
+"""The metric engine of every run: per-curve throughput, one-way delay, loss and Jain's index,
+as CoCo-Beholder's ``plot.py`` defines them (definitions and deviations: docs/metrics.md).
 
 Two input modes, same definitions:
 
@@ -131,7 +132,8 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
 
     ``mode``: ``auto`` (packets if recorded, else aggregate), ``packets`` or ``aggregate``.
     ``stat_mode``: ``whole-duration`` (CoCo-Beholder's statistics, default) or ``slot-mean``
-    (the thesis' "paper-style" statistics, §8.5: means over slots of R_c(k), D_c(k), J(k)).
+    (means over slots of R_c(k), D_c(k), J(k), the statistics of Turkovic et al.'s "Fifty Shades
+    of Congestion Control" that the CoCo-Beholder thesis reproduces; docs/metrics.md).
     """
     if stat_mode not in STAT_MODES:
         raise ValueError(f"unknown stat_mode {stat_mode!r}; valid: {', '.join(STAT_MODES)}")

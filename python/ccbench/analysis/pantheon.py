@@ -1,4 +1,4 @@
-"""Pantheon's summary metrics (spec §9.3) and bottleneck-link utilisation.
+"""Pantheon's summary metrics (its ``src/analysis/tunnel_graph.py``) and bottleneck-link utilisation.
 
 Pantheon measured at its tunnel's egress; ccbench's equivalent is the arrival at the receiver
 host. Per flow and over all flows: average throughput over first..last arrival, 95th-percentile

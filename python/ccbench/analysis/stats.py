@@ -1,4 +1,4 @@
-"""CoCo-Beholder's statistics file ``<prefix>-stats.log`` (spec §8.4).
+"""CoCo-Beholder's statistics file ``<prefix>-stats.log`` (docs/metrics.md, "Statistics file").
 
 Field texts, padding and N/A texts are those of CoCo-Beholder's public source (``plot.py``'s stats
 writer): the per-packet section header there is ``===== Per-packet statistics =====``.

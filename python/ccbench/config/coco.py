@@ -1,6 +1,7 @@
 """CoCo-Beholder import: ``layout.yml`` files unchanged plus the ``run.py`` command line.
 
-Mirrors CoCo-Beholder's ``layout.py`` and ``run.py`` (specs/coco-beholder.md §3, §4.1),
+Mirrors CoCo-Beholder's ``variable_delay/src/layout/layout.py`` and ``run.py`` arguments
+(docs/experiment-file.md, "CoCo-Beholder layouts"),
 with ccbench's stricter decisions: unknown keys are errors unless ``lenient=True``, negative
 rates are errors. Variable central delay is CoCo's random walk (netmodel's ``walk``
 schedule, same sign rule; the random sequence is ccbench's, see docs/experiment-file.md) and

@@ -424,8 +424,9 @@ def parse_promotion(value: Any, path: tuple, cond: Conditions) -> None:
 
 # ------------------------------------------------------------------------------- presets
 
-#: Cellular link profiles for the mobile-broadband study (specs/scenarios.md §7.3); the
-#: parameters and their sources are in docs/network-conditions.md. Values: central keys as
+#: Cellular link profiles after the mobile-broadband measurements of M. Pakmehr's thesis
+#: (University of Oslo, 2014); the parameters and their sources are in
+#: docs/network-conditions.md, "Cellular presets". Values: central keys as
 #: a user would write them, plus a generated rate process (mean, lo, hi bit/s, step ms).
 PRESETS: dict[str, dict] = {
     "evdo": {"delay": "42ms", "queue": 150, "jitter": {"dist": "normal", "sd": "3ms"},

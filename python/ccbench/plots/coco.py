@@ -1,5 +1,6 @@
-"""CoCo-Beholder's four plots per grouping (spec §7.3, §8.3): avg-rate, avg-delay, avg-jain and
-ppt-delay. Figures are 16×9 in; labels carry the statistic in parentheses as CoCo-Beholder's.
+"""CoCo-Beholder's four plots per grouping, as its ``plot.py`` draws them: avg-rate, avg-delay,
+avg-jain and ppt-delay (docs/metrics.md, "Plots"). Figures are 16×9 in; labels carry the
+statistic in parentheses as CoCo-Beholder's.
 """
 from __future__ import annotations
 
