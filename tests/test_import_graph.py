@@ -133,12 +133,8 @@ def test_the_graph_sees_deferred_and_relative_imports():
     assert len(g) > 60
 
 
-#: Loops being taken apart elsewhere; each entry goes when its loop does.
-PENDING = [{"ccbench.backends.emu", "ccbench.doctor"}]   # the doctor moves into backends/emu
-
-
 def test_no_import_loops():
-    loops = [c for c in cycles(graph()) if {m for m in c if not m.startswith("(")} not in PENDING]
+    loops = cycles(graph())
     assert not loops, "import loops (each line: a → b → … → a):\n" + "\n".join(
         " → ".join(c) for c in loops)
 
@@ -165,15 +161,8 @@ def private_imports() -> list[str]:
     return out
 
 
-#: Private imports being replaced elsewhere (module, name): the column decoder becomes public
-#: with the one records layer (results/schema.py).
-PENDING_PRIVATE = {("ccbench.gym.env", "_column")}
-
-
 def test_no_module_imports_another_modules_private_names():
-    found = [p for p in private_imports()
-             if (p.split(":")[0], p.split(" imports ")[1].split()[0]) not in PENDING_PRIVATE]
-    assert found == []
+    assert private_imports() == []
 
 
 def test_config_does_not_reach_up():
@@ -192,3 +181,8 @@ def test_config_does_not_reach_up():
                 inner = [n for n in ast.walk(fn) if isinstance(n, ast.ImportFrom)
                          and n.level == 1 and f"ccbench.config.{n.module}" in known]
                 assert not inner, f"{name}: config import inside {fn.name}() at line {inner[0].lineno}"
+
+
+def test_no_module_over_900_lines():
+    long = {m: n for m, p in modules().items() if (n := len(p.read_text().splitlines())) > 900}
+    assert long == {}
