@@ -73,6 +73,11 @@ class Analysis:
     _flow_curve: dict = field(repr=False, default_factory=dict)
 
     @property
+    def experiment(self) -> dict:
+        """The resolved experiment of the analysed run."""
+        return self._results.experiment
+
+    @property
     def prefix(self) -> str:
         return self.grouping.name
 

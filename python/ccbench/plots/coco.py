@@ -128,7 +128,7 @@ def plot_ppt_delay(a: Analysis, path, colors=None, max_points: int = MAX_SCATTER
         ax.set_ylabel("Per-packet one-way delay (ms)", fontsize=FONT_SIZE)
     else:
         ax.set_ylabel("One-way delay (ms), mean per %g s bin"
-                      % (a._results.experiment["sample_interval_ns"] / 1e9), fontsize=FONT_SIZE)
+                      % (a.experiment["sample_interval_ns"] / 1e9), fontsize=FONT_SIZE)
     title = f"{a.grouping.notation} (<median per-packet delay>)"
     if a.mode != "packets":
         title += " [aggregate mode: per-bin mean delays, no per-packet records]"
