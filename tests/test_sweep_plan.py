@@ -180,6 +180,9 @@ def test_invalid_points_reported_at_once_with_axis_values():
     ({"axes": {"central.queue": [1]}, "repeats": 0}, "sweep.repeats", ">= 1"),
     ({"axes": {"central.queue": [1]}, "seeds": "random"}, "sweep.seeds", "per-point"),
     ({"axes": {"central.queue": [1]}, "zipp": []}, "sweep.zipp", 'did you mean "zip"'),
+    # an axis called n (or mean, ci_low, ...) would collide with the aggregate's columns
+    ({"axes": {"n": {"path": "flows[0].scheme", "values": ["bbr"]}}}, "sweep.axes.n",
+     "column of the aggregate table"),
 ])
 def test_bad_campaign_files_name_the_axis_path(sweep, path, words):
     with pytest.raises(config.ConfigErrors) as ei:
@@ -188,6 +191,14 @@ def test_bad_campaign_files_name_the_axis_path(sweep, path, words):
     assert len(errs) == 1, [str(e) for e in errs]
     assert errs[0].path == path
     assert words in str(errs[0])
+
+
+def test_axis_mixing_numbers_and_mappings_gives_a_text_column():
+    p = plan({"axes": {"q": {"path": "central.queue", "values": [100, {"type": "codel"}]}}})
+    assert p.table()["q"].to_list() == ["100", '{"type": "codel"}']
+    assert p.table()["label"].to_list() == ["q=100", "q={type: codel}"]
+    assert p.run_table()["q"].to_list() == ["100", '{"type": "codel"}']
+    assert "q={type: codel}" in p.describe()
 
 
 def test_axis_path_that_does_not_fit_the_experiment():

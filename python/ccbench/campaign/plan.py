@@ -77,14 +77,12 @@ class Plan:
         """One row per point: point, label, the swept columns, runs."""
         rows = [{"point": p.index, "label": p.label, **p.values,
                  "runs": self.campaign.repeats} for p in self.points]
-        return pl.DataFrame(rows, schema=_schema(["point", "label"] + self.columns + ["runs"],
-                                                 rows), strict=False)
+        return _frame(["point", "label"] + self.columns + ["runs"], rows)
 
     def run_table(self) -> pl.DataFrame:
         rows = [{"run_key": r.key, "point": r.point.index, "repeat": r.repeat, "seed": r.seed,
                  "label": r.point.label, **r.point.values} for r in self.runs]
-        return pl.DataFrame(rows, schema=_schema(
-            ["run_key", "point", "repeat", "seed", "label"] + self.columns, rows), strict=False)
+        return _frame(["run_key", "point", "repeat", "seed", "label"] + self.columns, rows)
 
     def describe(self, max_points: int = 50) -> str:
         """The plan as text: counts, axes, a table of points."""
@@ -128,7 +126,16 @@ class Plan:
 
 
 def _text(v: Any) -> str:
-    return "null" if v is None else fmt_number(v) if not isinstance(v, str) else v
+    """A value as it would be written in the campaign file (YAML flow style)."""
+    if v is None:
+        return "null"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_text(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_text(x) for x in v) + "]"
+    return fmt_number(v)
 
 
 def column_dtype(values: list) -> pl.DataType:
@@ -158,6 +165,14 @@ def _schema(cols: list[str], rows: list[dict]) -> dict:
     fixed = {"point": pl.Int64, "label": pl.String, "runs": pl.Int64, "run_key": pl.String,
              "repeat": pl.Int64, "seed": pl.UInt64}
     return {c: fixed.get(c) or column_dtype([r.get(c) for r in rows]) for c in cols}
+
+
+def _frame(cols: list[str], rows: list[dict]) -> pl.DataFrame:
+    """Rows as a frame with one dtype per column; an axis mixing numbers and mappings
+    (``[1000, {type: pie}]``) becomes a String column of its values as text."""
+    schema = _schema(cols, rows)
+    return pl.DataFrame([{c: column_value(r.get(c), schema[c]) for c in cols} for r in rows],
+                        schema=schema)
 
 
 class PlanErrors(ConfigErrors):

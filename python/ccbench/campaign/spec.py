@@ -29,6 +29,10 @@ CAMPAIGN_KEYS = ("base", "overrides", "sweep", "repeats", "name", "expect")
 SEED_MODES = ("per-point", "shared")
 RESERVED_NAMES = {"point", "label", "repeat", "seed", "run_key", "variant", "flow", "group",
                   "scheme", "direction", "flow_label", "ccbench_version"}
+#: Columns of the aggregate table (ccbench aggregate, campaign expectations): an axis of
+#: one of these names would collide with them.
+AGGREGATE_NAMES = {"metric", "value", "n", "mean", "median", "std", "min", "max", "ci_low",
+                   "ci_high", "ci_half", "level"}
 MAX_RUNS = 1_000_000
 
 
@@ -375,6 +379,12 @@ def _check_names(c: Campaign, errs: Collector) -> None:
             errs.error(a.where, f"{show(a.name)} is a column of the index already",
                        f"name the axis, e.g. my_{a.name.replace('-', '_')}: "
                        f"{{path: \"{path}\", values: [...]}}", a.name)
+        elif a.name in AGGREGATE_NAMES:
+            path = a.path_text or a.name
+            errs.error(a.where, f"{show(a.name)} is a column of the aggregate table "
+                       "(n, mean, ci_low, ...)",
+                       f"name the axis, e.g. my_{a.name}: {{path: \"{path}\", values: [...]}}",
+                       a.name)
         if a.name in seen:
             errs.error(a.where, f"axis {show(a.name)} is swept twice",
                        f"it is also swept at {'.'.join(map(str, seen[a.name]))}", a.name)
