@@ -483,6 +483,7 @@ impl Engine {
     /// per flow and direction, the links seeded as in the simulator, 4096 packet buffers.
     pub fn new(rt: &Runtime) -> Result<Engine, String> {
         let exp = &rt.experiment;
+        exp.validate()?;
         let host_idx: HashMap<&str, u16> =
             rt.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), i as u16)).collect();
         let mut addr_host = HashMap::new();

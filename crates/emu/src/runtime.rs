@@ -1,44 +1,11 @@
 //! The runtime configuration the Python backend writes for the engine (JSON): the resolved
-//! experiment (the subset the engine needs) plus the hosts' TUN file descriptors and addresses.
+//! experiment plus the hosts' TUN file descriptors and addresses.
 
-use netmodel::LinkConfig;
 use serde::Deserialize;
 
-#[derive(Clone, Debug, Deserialize)]
-pub struct FlowConfig {
-    pub id: u32,
-    pub src: String,
-    pub dst: String,
-    /// Congestion control, or "udp" for a constant-bit-rate UDP source.
-    #[serde(default)]
-    pub scheme: String,
-    #[serde(default)]
-    pub start_ns: u64,
-    #[serde(default)]
-    pub bytes: Option<u64>,
-    /// Short-flow arrivals: many connections (one per arrival) share this flow's port.
-    #[serde(default)]
-    pub arrivals: Option<serde_json::Value>,
-    pub path: Vec<u32>,
-    pub rev_path: Vec<u32>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Experiment {
-    pub duration_ns: u64,
-    /// Seed of the links' random elements (loss, jitter), as in the simulator.
-    #[serde(default)]
-    pub seed: u64,
-    pub sample_interval_ns: u64,
-    /// Per-packet rows on/off (the summary tables are always recorded).
-    #[serde(default = "yes")]
-    pub record_packets: bool,
-    /// One-way-delay histogram bucket, ns.
-    #[serde(default = "default_hist_bucket")]
-    pub hist_bucket_ns: u64,
-    pub links: Vec<LinkConfig>,
-    pub flows: Vec<FlowConfig>,
-}
+/// The scenario as the engine reads it: the simulator's (`netmodel::scenario`), endpoint
+/// settings left to the kernel (sysctls and routes, set by the Python driver).
+pub type Experiment = netmodel::scenario::Scenario;
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct Host {
@@ -86,10 +53,6 @@ fn default_nice() -> i32 {
 
 fn default_slice() -> u64 {
     100_000
-}
-
-fn default_hist_bucket() -> u64 {
-    10_000
 }
 
 fn yes() -> bool {

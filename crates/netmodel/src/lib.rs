@@ -13,6 +13,7 @@
 //! [`records`] holds the results tables both backends record: declared columns, the one
 //! column encoding, and the recorders.
 
+pub mod app;
 pub mod arrivals;
 pub mod delay;
 pub mod impair;
@@ -22,6 +23,7 @@ pub mod queue;
 pub mod rate;
 pub mod records;
 pub mod rng;
+pub mod scenario;
 
 pub use delay::{DelayFn, DelaySchedule};
 pub use impair::{JitterConfig, LossConfig};

@@ -67,7 +67,7 @@ fn run_sim<'py>(
     chunk_ns: u64,
     externals: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let exp = Experiment::from_json(experiment_json).map_err(PyValueError::new_err)?;
+    let exp = sim::experiment::from_json(experiment_json).map_err(PyValueError::new_err)?;
     let ext = externals_of(externals.as_ref())?;
     let mut sim = new_sim(&exp, &ext)?;
     let chunk = chunk_ns.max(1);

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use sim::cc::external::Command;
-use sim::{Experiment, Sim};
+use sim::Sim;
 
 use crate::pycc::{PyExternal, PyStats};
 
@@ -37,7 +37,7 @@ impl Stepper {
     #[new]
     #[pyo3(signature = (experiment_json, externals=None))]
     fn new(experiment_json: &str, externals: Option<Bound<'_, PyDict>>) -> PyResult<Self> {
-        let exp = Experiment::from_json(experiment_json).map_err(PyValueError::new_err)?;
+        let exp = sim::experiment::from_json(experiment_json).map_err(PyValueError::new_err)?;
         let ext = crate::externals_of(externals.as_ref())?;
         let sim = crate::new_sim(&exp, &ext)?;
         let end = sim.end();

@@ -733,7 +733,7 @@ impl Sim {
 
 /// Convenience: run a resolved experiment given as JSON to completion.
 pub fn run_json(json: &str) -> Result<Output, String> {
-    let exp = Experiment::from_json(json)?;
+    let exp = crate::experiment::from_json(json)?;
     Ok(Sim::new(&exp)?.finish())
 }
 

@@ -25,7 +25,7 @@ fn exp(duration_s: u64, rate_bps: u64, flow: &str) -> Experiment {
         "flows": [{{"id": 0, "params": {{}}, "start_ns": 0, "path": [0, 1], "rev_path": [2, 3], {flow}}}]}}"#,
         d = duration_s * SEC
     );
-    Experiment::from_json(&json).unwrap()
+    crate::experiment::from_json(&json).unwrap()
 }
 
 fn u64s<'a>(t: &'a Table, c: &str) -> &'a [u64] {

@@ -1,5 +1,7 @@
-//! The sending application: what it writes into its socket, and when (the simulator's
-//! application model, docs/emulation.md "Workloads").
+//! The sending application: what it writes into its socket, and when — the simulator's
+//! application model (`netmodel::app`) on a real socket (docs/emulation.md, "Workloads").
+
+use netmodel::app::{AppAction, AppModel, OnOff};
 
 use super::socket::wait_fd;
 use crate::clock::{self, mono_ns};
@@ -20,61 +22,55 @@ pub struct AppSpec {
     pub max_unsent: Option<u64>,
 }
 
-/// Granularity of a rate-limited writer: it wakes at the simulator's write instants
-/// (`period_start + k·chunk·8/rate`) when they are at least this far apart, else every TICK and
-/// writes every chunk due by then (a burst of at most rate × TICK).
+/// Granularity of a rate-limited writer: it wakes at the model's write instants when they
+/// are at least this far apart, else every TICK, writing every chunk due by then (a burst of
+/// at most rate × TICK).
 pub const APP_TICK_NS: u64 = 1_000_000;
 
-/// Write into the non-blocking socket `fd` as `app` says until its stop (or its byte count).
+/// Write into the non-blocking socket `fd` as `app` says until its stop (or its byte count),
+/// driving the simulator's application model (`netmodel::app::AppModel`) by its own instants:
+/// at each one the application hands over what the model says (a chunk, or an unlimited
+/// backlog), which is written as the socket takes it; a late wake-up catches up on every
+/// instant due, and the end of an on period drops what was not written by then.
 /// Returns (bytes written, on periods begun, error).
 pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
     let buf = vec![0u8; 1 << 18];
-    let mut written: u64 = 0;
-    let mut periods: u64 = 0;
-    let mut cur_period = u64::MAX;
-    let mut period_written: u64 = 0;
+    let mut model = AppModel::new(app.rate_bps, app.onoff.map(|(on_ns, off_ns)| OnOff { on_ns, off_ns }), app.chunk);
+    let mut next = Some(app.start);
+    // bytes handed over by the application and not yet written (u64::MAX: a backlog)
+    let mut due: u64 = 0;
+    let (mut on, mut written, mut periods) = (false, 0u64, 0u64);
     loop {
         let now = mono_ns();
         if now >= app.stop || (app.bytes > 0 && written >= app.bytes) {
             break;
         }
-        // the current on period: [p_start, p_end); off until p_next
-        let (p_start, p_end, p_idx) = match app.onoff {
-            None => (app.start, app.stop, 0),
-            Some((on, off)) => {
-                let cyc = (on + off).max(1);
-                let k = (now - app.start) / cyc;
-                (app.start + k * cyc, app.start + k * cyc + on, k)
+        while let Some(t) = next.filter(|&t| t <= now && t < app.stop) {
+            let (act, n) = model.step(t);
+            match act {
+                AppAction::Write(b) => {
+                    if !on {
+                        on = true;
+                        periods += 1;
+                    }
+                    due = due.saturating_add(b);
+                }
+                AppAction::Pause | AppAction::Idle => {
+                    on = false;
+                    due = 0;
+                }
             }
-        };
-        if p_idx != cur_period {
-            cur_period = p_idx;
-            period_written = 0;
-            periods += 1;
+            next = n;
         }
-        if now >= p_end {
-            // off: write nothing until the next on period
-            let (on, off) = app.onoff.unwrap();
-            let _ = on;
-            clock::sleep_until((p_end + off).min(app.stop));
+        let mut wake = next.unwrap_or(app.stop).min(app.stop);
+        if app.rate_bps.is_some_and(|r| (app.chunk as u128 * 8_000_000_000 / r as u128) < APP_TICK_NS as u128) {
+            wake = wake.max(now + APP_TICK_NS).min(app.stop);
+        }
+        if due == 0 {
+            clock::sleep_until(wake);
             continue;
         }
-        let p_end = p_end.min(app.stop);
-        let mut want = buf.len() as u64;
-        let mut next_wake = p_end;
-        if let Some(rate) = app.rate_bps {
-            // chunks due at `now`: the k-th (k = 0, 1, ...) is written at p_start + k·chunk·8/rate
-            let per = |k: u64| p_start + (k as u128 * app.chunk as u128 * 8_000_000_000 / rate as u128) as u64;
-            let k_due = ((now - p_start) as u128 * rate as u128 / (app.chunk as u128 * 8_000_000_000)) as u64 + 1;
-            let due = k_due * app.chunk;
-            next_wake = per(k_due).max(now + APP_TICK_NS.min(per(k_due + 1) - per(k_due))).min(p_end);
-            want = due.saturating_sub(period_written);
-            if want == 0 {
-                clock::sleep_until(next_wake);
-                continue;
-            }
-            want = want.min(buf.len() as u64);
-        }
+        let mut want = due.min(buf.len() as u64);
         if app.bytes > 0 {
             want = want.min(app.bytes - written);
         }
@@ -85,7 +81,7 @@ pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
             unsafe { libc::ioctl(fd, libc::SIOCOUTQNSD, &mut nsd) };
             want = want.min(lim.saturating_sub(nsd.max(0) as u64));
             if want == 0 {
-                wait_fd(fd, libc::POLLOUT, next_wake.max(now + 1));
+                wait_fd(fd, libc::POLLOUT, wake.max(now + 1));
                 continue;
             }
         }
@@ -93,7 +89,7 @@ pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
         let r = unsafe { libc::send(fd, buf.as_ptr() as *const _, want as usize, libc::MSG_NOSIGNAL) };
         if r > 0 {
             written += r as u64;
-            period_written += r as u64;
+            due = due.saturating_sub(r as u64);
             if app.rate_bps.is_some() && r as u64 == want {
                 continue; // caught up; the next pass sleeps until the next instant
             }
@@ -104,7 +100,7 @@ pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
             }
         }
         // socket full: wait for room (or the end of the on period)
-        wait_fd(fd, libc::POLLOUT, next_wake.max(now + 1));
+        wait_fd(fd, libc::POLLOUT, wake.max(now + 1));
     }
     (written, periods, None)
 }

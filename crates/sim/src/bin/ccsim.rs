@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use sim::{Col, Experiment, Sim};
+use sim::{Col, Sim};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -15,7 +15,7 @@ fn main() {
         eprintln!("ccsim: cannot read {}: {e}", args[1]);
         std::process::exit(2);
     });
-    let exp = Experiment::from_json(&text).unwrap_or_else(|e| {
+    let exp = sim::experiment::from_json(&text).unwrap_or_else(|e| {
         eprintln!("ccsim: {e}");
         std::process::exit(2);
     });
