@@ -7,7 +7,7 @@
 Only the emulation backend runs them (real programs in the hosts' network namespaces); the
 simulator rejects them. The resolved flow carries ``"command": {...}`` (below) and
 ``"scheme"`` = the name (given, or the first word of the sender command / the wrapper's stem).
-Placeholders are expanded by the emulation backend (backends/emu.py, PLACEHOLDERS).
+Placeholders are expanded by the emulation backend (backends/emu/commands.py, `_placeholders`).
 """
 from __future__ import annotations
 
