@@ -84,3 +84,45 @@ def test_plots_survive_empty_curves(tmp_path):
             paths = plot_all(res, tmp_path / f"out{rec}", groupings=["per-flow"])
         assert all(p.stat().st_size > 0 for p in paths)
         assert "N/A as the curve has no packets" in (tmp_path / f"out{rec}" / "per-flow-stats.log").read_text()
+
+
+def test_parallel_drawing_gives_the_same_files_in_the_same_order(runs, tmp_path):
+    serial = plot_all(runs[0], tmp_path / "s", groupings=["per-flow", "total"], jobs=1)
+    par = plot_all(runs[0], tmp_path / "p", groupings=["per-flow", "total"], jobs=2)
+    assert [p.name for p in par] == [p.name for p in serial] and len(serial) == 13
+    for a, b in zip(serial, par):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_rtt_plot_leaves_out_the_zero_before_the_first_rtt_sample(runs, tmp_path, monkeypatch):
+    import numpy as np
+    from matplotlib.axes import Axes
+    from ccbench.plots import plot_rtt
+    from simhelp import experiment, run
+    res = run(tmp_path, experiment([{"scheme": "cubic"}, {"scheme": "reno", "start": 0.5}],
+                                   duration=1, rate="20Mbit", packets=False))
+    assert (res.flows["srtt_us"] == 0).any()  # the samples do hold the zeros
+    drawn = []
+    orig = Axes.plot
+
+    def spy(self, *a, **kw):
+        drawn.append(np.asarray(a[1]))
+        return orig(self, *a, **kw)
+    monkeypatch.setattr(Axes, "plot", spy)
+    plot_rtt(res, tmp_path / "rtt.png")
+    assert drawn and all(len(y) and y.min() > 0 for y in drawn)
+
+
+def test_legend_sits_below_the_x_label_of_a_half_height_axis(tmp_path):
+    import matplotlib.pyplot as plt
+    from ccbench.plots.style import FIGSIZE, save
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=FIGSIZE, sharex=True)
+    for i in range(6):
+        bottom.plot([0, 1], [0, i], label=f"curve {i}")
+    bottom.set_xlabel("Time (s)")
+    save(fig, bottom, tmp_path / "q.png")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    r = FigureCanvasAgg(fig).get_renderer()  # save() closed the figure
+    legend = bottom.get_legend().get_window_extent(r)
+    label = bottom.xaxis.label.get_window_extent(r)
+    assert legend.y1 <= label.y0  # display coordinates: y grows upwards

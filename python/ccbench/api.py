@@ -225,12 +225,14 @@ def analyze(results: Results | str | Path, grouping: str = "per-flow", interval:
 
 def plot(results: Results | str | Path, out_dir: str | Path | None = None, *,
          groupings=("per-flow", "total", "per-scheme", "per-direction", "per-scheme-direction"),
-         interval: float = 0.5, fmt: str = "png"):
-    """Write the plots and statistics files of a run (default: <results>/plots)."""
+         interval: float = 0.5, fmt: str = "png", jobs: int | None = 1):
+    """Write the plots and statistics files of a run (default: <results>/plots). `jobs`:
+    processes drawing in parallel (None: every core)."""
     from . import plots
     results = _results(results)
     out_dir = Path(out_dir) if out_dir else results.path / "plots"
-    return plots.plot_all(results, out_dir, groupings=groupings, interval=interval, fmt=fmt)
+    return plots.plot_all(results, out_dir, groupings=groupings, interval=interval, fmt=fmt,
+                          jobs=jobs)
 
 
 def schemes() -> list[dict]:
@@ -251,10 +253,11 @@ def registry() -> list[dict] | None:
 def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
     """The table `ccbench run` prints: per flow and in total, throughput, mean and p95 one-way
     delay and loss; Jain's index over flows and the bottleneck utilisation when defined."""
-    from . import analysis
+    from .analysis.cache import Computed
     results = _results(results)
-    an = analysis.analyze(results, grouping="per-flow", interval=interval)
-    tot = analysis.analyze(results, grouping="total", interval=interval)
+    computed = Computed.of(results, interval)  # shared with the report of this run
+    an = computed.analyze("per-flow")
+    tot = computed.analyze("total")
     rows = list(an.summary.iter_rows(named=True)) + list(tot.summary.iter_rows(named=True))
 
     def f(v, spec=".2f"):
@@ -269,7 +272,7 @@ def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
     if an.overall_jain is not None:
         lines.append(f"Jain's index over flows: {an.overall_jain:.4f}")
     try:
-        ps = analysis.pantheon_summary(results)
+        ps = computed.pantheon()
         if "utilization_pct" in ps.columns:
             u = ps.filter(ps["flow"] == "all")["utilization_pct"] if "flow" in ps.columns else None
             if u is not None and len(u) and u[0] is not None:

@@ -115,7 +115,7 @@ def _after_run(a, res, backend: str) -> int:
     if not a.no_plots:
         print(f"report: {api.report(res, interval=a.interval, verdicts=verdicts)}")
         if getattr(a, "png", False):
-            files = api.plot(res, interval=a.interval)
+            files = api.plot(res, interval=a.interval, jobs=None)
             print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}")
     print()
     print(api.summary_text(res, a.interval))
@@ -185,7 +185,8 @@ def cmd_clean(a) -> int:
 def cmd_plot(a) -> int:
     from . import api
     types = GROUPINGS if a.type == "all" else (a.type,)
-    files = api.plot(a.dir, a.output, groupings=types, interval=a.interval, fmt=a.format)
+    files = api.plot(a.dir, a.output, groupings=types, interval=a.interval, fmt=a.format,
+                     jobs=a.jobs)
     for f in files:
         print(f)
     return 0
@@ -409,7 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-plots", action="store_true", help="skip the report and plots")
     r.add_argument("--junit", metavar="FILE", help="write the expectations' verdicts as JUnit XML")
     r.add_argument("--png", action="store_true",
-                   help="also write static PNG plots and statistics files to DIR/plots "
+                   help="also write static PNG plots and statistics files to DIR/plots, "
+                        "drawn on every core "
                         "(the self-contained DIR/report.html is always written)")
     r.add_argument("-i", "--interval", type=float, default=0.5, help="aggregation interval, s")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -435,6 +437,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl_.add_argument("-i", "--interval", type=float, default=0.5)
     pl_.add_argument("-o", "--output", help="output directory (default DIR/plots)")
     pl_.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
+    pl_.add_argument("-j", "--jobs", type=int, help="processes drawing in parallel, one "
+                     "grouping each (default: every core; 1 = in this process)")
     pl_.set_defaults(fn=cmd_plot)
 
     ck = sub.add_parser("check", help="evaluate the expectations (expect:) of a run or a "

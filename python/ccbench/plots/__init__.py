@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -44,26 +45,51 @@ def _check_fmt(fmt: str):
 def plot_all(results, out_dir, groupings: Iterable[str | Sequence[str]] = DEFAULT_GROUPINGS,
              interval: float = 0.5, fmt: str = "png", *, mode: str = "auto",
              colors: Sequence[str] | None = None,
-             max_points: int = MAX_SCATTER_POINTS) -> list[Path]:
+             max_points: int = MAX_SCATTER_POINTS, jobs: int | None = 1) -> list[Path]:
     """Write every figure and stats file of ``results`` into ``out_dir``; returns the paths.
 
     ``groupings``: names (``per-flow``, ``total``, ``per-scheme``, ``per-direction``,
     ``per-scheme-direction``) or lists of flow fields (a per-subset grouping, e.g.
-    ``["group"]`` → prefix ``per-group``).
+    ``["group"]`` → prefix ``per-group``). ``jobs``: processes drawing in parallel (one
+    grouping per task, the sender/queue/FCT figures one more; None: every core); each worker
+    reads the results directory itself, so ``results`` must have been written to disk.
     """
     _check_fmt(fmt)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths: list[Path] = []
-    for g in groupings:
+    tasks = [("grouping", g) for g in groupings] + [("run", None)]
+    opts = dict(interval=interval, fmt=fmt, mode=mode, colors=colors, max_points=max_points)
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    path = getattr(results, "path", None)
+    if jobs > 1 and path is not None and (Path(path) / "metadata.json").is_file():
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        # spawn, not fork: polars' thread pool must not be forked
+        with ProcessPoolExecutor(min(jobs, len(tasks)),
+                                 mp_context=multiprocessing.get_context("spawn")) as ex:
+            parts = list(ex.map(_task, [str(path)] * len(tasks), [str(out)] * len(tasks),
+                                tasks, [opts] * len(tasks)))
+    else:
+        parts = [_task(results, out, t, opts) for t in tasks]
+    return [p for part in parts for p in part]
+
+
+def _task(results, out, task, opts) -> list[Path]:
+    """One unit of :func:`plot_all`: a grouping's figures and stats file, or the run's sender,
+    queue and workload figures. ``results`` may be a results directory (in a worker)."""
+    if not hasattr(results, "experiment"):
+        from ..results import load
+        results = load(results)
+    out, fmt = Path(out), opts["fmt"]
+    kind, g = task
+    if kind == "grouping":
         if isinstance(g, str):
-            a = analyze(results, g, interval, mode=mode)
+            a = analyze(results, g, opts["interval"], mode=opts["mode"])
         else:
-            a = analyze(results, "per-subset", interval, list(g), mode=mode)
-        paths += plot_grouping(a, out, fmt, colors, max_points)
-    paths.append(plot_cwnd(results, out / f"cwnd.{fmt}"))
-    paths.append(plot_rtt(results, out / f"rtt.{fmt}"))
-    paths.append(plot_queue(results, out / f"queue.{fmt}"))
+            a = analyze(results, "per-subset", opts["interval"], list(g), mode=opts["mode"])
+        return plot_grouping(a, out, fmt, opts["colors"], opts["max_points"])
+    paths = [plot_cwnd(results, out / f"cwnd.{fmt}"), plot_rtt(results, out / f"rtt.{fmt}"),
+             plot_queue(results, out / f"queue.{fmt}")]
     if has_fcts(results):
         paths.append(plot_fct_cdf(results, out / f"fct-cdf.{fmt}"))
         paths.append(plot_fct_size(results, out / f"fct-size.{fmt}"))

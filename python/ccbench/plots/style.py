@@ -44,8 +44,13 @@ def save(fig, ax, path, **legend_kw) -> Path:
     handles, labels = ax.get_legend_handles_labels()
     extra = ()
     if handles:
+        # below the axis's own tick labels and x label, whatever the axis's height (a fixed
+        # offset in axes units put the legend over "Time (s)" on half-height subplots)
+        box = ax.get_tightbbox(fig.canvas.get_renderer())
+        y = ax.transAxes.inverted().transform((0, box.y0))[1] if box is not None else -0.1
+        pad = 6 / max(ax.get_window_extent().height, 1)  # 6 px
         legend = ax.legend(_by_rows(handles, LABELS_IN_ROW), _by_rows(labels, LABELS_IN_ROW),
-                           ncol=LABELS_IN_ROW, bbox_to_anchor=(0.5, -0.1), loc="upper center",
+                           ncol=LABELS_IN_ROW, bbox_to_anchor=(0.5, y - pad), loc="upper center",
                            fontsize=FONT_SIZE, **legend_kw)
         extra = (legend,)
     path = Path(path)

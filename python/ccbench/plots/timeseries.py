@@ -17,13 +17,18 @@ def _flow_labels(results) -> dict[int, str]:
     return {int(f["id"]): f["label"] for f in results.experiment["flows"]}
 
 
-def _per_flow(results, path, column: str, scale: float, ylabel: str, title: str) -> Path:
+def _per_flow(results, path, column: str, scale: float, ylabel: str, title: str,
+              positive: bool = False) -> Path:
+    """``positive``: drop samples <= 0 (an estimate that does not exist yet, e.g. the smoothed
+    RTT before a flow's first RTT sample, is 0 and would draw a line down to 0)."""
     fig, ax = plt.subplots(figsize=FIGSIZE)
     labels = _flow_labels(results)
     fl = results.flows
     if fl is not None and fl.height:
         fl = fl.select(pl.col("time_ns").cast(pl.Int64), pl.col("flow").cast(pl.Int64),
                        pl.col(column).cast(pl.Float64)).sort("flow", "time_ns")
+        if positive:
+            fl = fl.filter(pl.col(column) > 0)
         for (fid,), g in fl.group_by("flow", maintain_order=True):
             ax.plot(g["time_ns"].to_numpy() / 1e9, g[column].to_numpy() * scale,
                     label=labels.get(int(fid), f"flow {fid}"), lw=1)
@@ -44,7 +49,8 @@ def plot_cwnd(results, path) -> Path:
 def plot_rtt(results, path) -> Path:
     """Smoothed RTT (srtt, ms) of every flow over time."""
     return _per_flow(results, path, "srtt_us", 1e-3, "Smoothed RTT (ms)",
-                     "Smoothed RTT (srtt) per flow (sender samples)")
+                     "Smoothed RTT (srtt) per flow (sender samples; none before a flow's first "
+                     "RTT sample)", positive=True)
 
 
 def plot_queue(results, path, links=None) -> Path:

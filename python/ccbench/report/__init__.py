@@ -23,24 +23,18 @@ def _provenance(results: Results) -> str:
 
 
 def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
-    from bokeh.embed import components
-    from bokeh.resources import Resources
+    from .bk import column, components, library
+    from ..analysis.cache import Computed
     from .interactive import run_figures
     exp = results.experiment
-    from bokeh.layouts import column
-    sections = run_figures(results, interval)
-    # one root per section: Bokeh re-indexes the document on every root added
-    from bokeh.settings import settings
-    settings.perform_document_validation.set_value(False)  # our figures; saves ~10 %
-    try:
-        script, divs = components([column(fs, sizing_mode="stretch_width") for _, fs in sections])
-    finally:
-        settings.perform_document_validation.unset_value()
+    computed = Computed.of(results, interval)
+    sections = run_figures(results, interval, computed=computed)
+    script, divs = components([column(fs, sizing_mode="stretch_width") for _, fs in sections])
     meta = results.meta
     links = exp["links"]
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench report: "
            f"{html.escape(str(meta.get('source') or results.path.name))}</title>"
-           f"<style>{CSS}</style>{Resources(mode='inline', components=['bokeh']).render()}{script}</head><body>"]
+           f"<style>{CSS}</style>{library()}{script}</head><body>"]
     out.append(f"<h1>ccbench report — {html.escape(str(meta.get('source') or results.path.name))}</h1>")
     sim = meta.get("sim", {})
     dur = exp["duration_ns"] / 1e9
@@ -90,7 +84,7 @@ def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
             ("mean_delay_ms", "mean OWD ms", ".2f"), ("median_delay_ms", "median OWD ms", ".2f"),
             ("p95_delay_ms", "p95 OWD ms", ".2f"), ("loss_pct", "loss %", ".3f")]
     for grouping in ("per-flow", "per-scheme", "total"):
-        an = analysis.analyze(results, grouping=grouping, interval=interval)
+        an = computed.analyze(grouping)
         out.append(f"<h3>{grouping}</h3>")
         out.append(table(list(an.summary.iter_rows(named=True)), cols))
         if grouping != "total" and an.overall_jain is not None:
@@ -118,7 +112,7 @@ def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
         out.append(table([r for r in good.iter_rows(named=True) if r["app_rate_bps"] is not None],
                           [("label", "flow", ""), ("app_rate_bps", "app rate bit/s", ""),
                            ("goodput_bps", "goodput bit/s", ".0f"), ("goodput_ratio", "goodput / app rate", ".4f")]))
-    ps = analysis.pantheon_summary(results)
+    ps = computed.pantheon()
     out.append("<h3>Pantheon summary</h3>")
     out.append(table(list(ps.iter_rows(named=True)), [(c, c, ".3f") for c in ps.columns]))
 

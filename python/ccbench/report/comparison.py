@@ -32,7 +32,7 @@ def _table(c) -> str:
 
 
 def figures(c, interval: float):
-    from bokeh.models import Range1d
+    from .bk import Range1d
     dur = max(c.a.experiment["duration_ns"], c.b.experiment["duration_ns"]) / 1e9
     x = Range1d(0, dur, bounds=(0, dur))
     curves = list(dict.fromkeys(c.a_intervals["curve"].to_list() + c.b_intervals["curve"].to_list()))
@@ -70,17 +70,15 @@ def figures(c, interval: float):
 
 
 def render(c, interval: float = 0.5) -> str:
-    from bokeh.embed import components
-    from bokeh.layouts import column
-    from bokeh.resources import Resources
+    from .bk import column, components, library
     figs = figures(c, interval)
-    script, div = components(column(figs, sizing_mode="stretch_width"))
+    script, (div,) = components([column(figs, sizing_mode="stretch_width")])
     ja, jb = c.jain
     meta = lambda r: (f"{html.escape(str(r.meta.get('backend')))} · seed {r.meta.get('seed')} · "
                       f"{html.escape(str(r.path))}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench comparison</title>"
             f"<style>{CSS} td.hi{{background:#ffe0b2;font-weight:bold}}</style>"
-            f"{Resources(mode='inline', components=['bokeh']).render()}{script}</head><body>"
+            f"{library()}{script}</head><body>"
             f"<h1>ccbench comparison — A: {html.escape(c.name_a)}, B: {html.escape(c.name_b)}</h1>"
             f"<p class='meta'>A: {meta(c.a)}<br>B: {meta(c.b)}</p>"
             f"<h2>Summary</h2><p class='meta'>Aggregation interval {interval:g} s; Δ % = (B − A) / |A|; "

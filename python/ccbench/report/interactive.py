@@ -1,4 +1,5 @@
-"""Interactive figures of one run for the self-contained report (Bokeh, resources inlined).
+"""Interactive figures of one run for the self-contained report (Bokeh documents written as
+JSON by :mod:`ccbench.report.bk`; BokehJS inlined).
 
 Every statistic comes from :mod:`ccbench.analysis`; only what is drawn is thinned: sender
 samples (cwnd, RTT, pacing rate, cc_*) and queue samples are reduced per series to at most
@@ -12,12 +13,10 @@ from itertools import cycle
 
 import numpy as np
 import polars as pl
-from bokeh.layouts import column, gridplot
-from bokeh.models import ColumnDataSource, HoverTool, Legend, Range1d
-from bokeh.palettes import Category10_10, Dark2_8
-from bokeh.plotting import figure
+from .bk import Category10_10, ColumnDataSource, Dark2_8, HoverTool, Legend, Range1d, figure
 
 from .. import analysis
+from ..analysis.cache import Computed
 from ..analysis.queues import queue_timeseries
 from .markup import queue_text, rate_text
 
@@ -82,9 +81,9 @@ def add_hover(f, ylabel: str, fmt="{0.000}"):
                           mode="mouse"))
 
 
-def grouping_figures(results, grouping: str, interval: float, x_range):
+def grouping_figures(results, grouping: str, interval: float, x_range, computed=None):
     """Throughput and one-way delay per curve at the interval, and Jain's index over the curves."""
-    an = analysis.analyze(results, grouping=grouping, interval=interval)
+    an = (computed or Computed.of(results, interval)).analyze(grouping)
     pi = an.per_interval
     curves = list(dict.fromkeys(an.summary["curve"].to_list()))
     st = dict(zip(curves, styles(len(curves))))
@@ -243,10 +242,10 @@ def _ellipse(x: np.ndarray, y: np.ndarray):
     return (float(x.mean()), float(y.mean()), 2 * math.sqrt(vals[1]), 2 * math.sqrt(vals[0]), angle)
 
 
-def pantheon_figure(results):
+def pantheon_figure(results, computed=None):
     """Pantheon's summary: each flow's average throughput against its p95 one-way delay (delay
     axis reversed: better is up and right), with one 1-σ ellipse per scheme over its flows."""
-    ps = analysis.pantheon_summary(results)
+    ps = (computed or Computed.of(results, 0.5)).pantheon()
     ps = ps.filter(pl.col("flow") != "all")
     if not ps.height:
         return None
@@ -343,21 +342,21 @@ def network_figure(exp: dict):
 
 
 def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "per-direction",
-                                                     "total")):
+                                                     "total"), computed=None):
     """(section title, [figures]) for the whole run; time axes are linked across figures."""
     dur = results.experiment["duration_ns"] / 1e9
     x = Range1d(0, dur, bounds=(0, dur))
     sections = [("Network", [network_figure(results.experiment)])]
     for g in groupings:
         try:
-            figs = grouping_figures(results, g, interval, x)
+            figs = grouping_figures(results, g, interval, x, computed)
         except Exception:  # a grouping with one curve of no data (e.g. direction) is skipped
             continue
         sections.append((f"Throughput and delay: {g}", figs))
     pd = packet_delay_figure(results, x)
     if pd is not None:
         sections.append(("Per-packet delay", [pd]))
-    p = pantheon_figure(results)
+    p = pantheon_figure(results, computed)
     if p is not None:
         sections.append(("Throughput against delay", [p]))
     sections.append(("Sender state", sender_figures(results, x)))
