@@ -165,6 +165,19 @@ def test_monotone_and_crossing_on_known_numbers():
     assert set(BASE_COLUMNS) >= {"scheme", "avg_tput_mbps"}
 
 
+def test_sweep_plots_writes_each_runs_report_and_links_it(tmp_path):
+    doc = dict(CAMP, sweep={"repeats": 2})  # repeats only: no axis, the report has no figure
+    out = tmp_path / "out"
+    assert cli.main(["sweep", str(write(tmp_path, doc)), "-o", str(out), "-j", "1", "--quiet",
+                     "--plots"]) == 0
+    html = (out / "report.html").read_text()
+    assert "No swept value varies" in html
+    for key in load_index(out)["run_key"].unique():
+        assert (out / "runs" / key / "report.html").is_file()
+        assert (out / "runs" / key / "plots" / "cwnd.png").is_file()
+        assert f"href='runs/{key}/report.html'" in html
+
+
 def test_report_lists_failures_and_points_without_runs(swept, tmp_path):
     import shutil
     _, _, out, _ = swept

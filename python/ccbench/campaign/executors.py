@@ -85,7 +85,8 @@ def execute(task: dict) -> dict:
         else:
             res = api.run(task["experiment"], out, **kw)
         try:
-            if task.get("plots"):
+            if task.get("plots"):  # the run's report.html (linked from the campaign's) and PNGs
+                api.report(res)
                 api.plot(res)
             rows = run_rows(res)
         except Exception:

@@ -23,7 +23,7 @@ from bokeh.plotting import figure
 
 from ..campaign.aggregate import aggregate
 from ..campaign.index import load_index
-from ..campaign.layout import choose, hue, numeric_axis, ordered
+from ..campaign.layout import Layout, choose, hue, numeric_axis, ordered
 from .markup import CSS, fmt, verdicts_panel
 from .interactive import styles
 
@@ -304,7 +304,11 @@ def figures(index: pl.DataFrame, root: Path | None = None, *, level: float = 0.9
     box plots, heat maps. (None, []) without finished runs."""
     if not index.height:
         return None, []
-    lay = choose(index, root, x=x, by=by)
+    try:
+        lay = choose(index, root, x=x, by=by)
+    except ValueError:  # repeats only (no axis varies): the table of runs, no figure
+        return Layout(x=None, by=[b for b in by if b in index.columns], facet=None, swept=[],
+                      numeric=[]), []
     metrics = [m for m in METRICS if m in index.columns and index[m].drop_nulls().n_unique() > 1]
     stats = aggregate(index, by=lay.by, metrics=metrics, level=level)
     facets = [None] if lay.facet is None else ordered(index[lay.facet].to_list())
@@ -369,7 +373,7 @@ def render(root: str | Path, *, level: float = 0.95, x: str | None = None,
            f"{' (uncommitted changes)' if manifest.get('git_dirty') else ''} · last session "
            f"{html.escape(str(sess.get('started', '?')))} (executor: {html.escape(str(sess.get('executor', '?')))})</p>"]
     out.append(verdicts_panel(verdicts, "Campaign expectations"))
-    if lay is not None:
+    if sections:
         out.append(f"<p class='meta'>x axis: <b>{html.escape(lay.x)}</b>; one line per "
                    f"<b>{html.escape(' '.join(lay.by) or 'run')}</b>"
                    + (f"; one panel per <b>{html.escape(lay.facet)}</b>" if lay.facet else "")
@@ -386,7 +390,8 @@ def render(root: str | Path, *, level: float = 0.95, x: str | None = None,
                 last = kind
             out.append(f"<h3>{html.escape(title)}</h3>{div}")
     else:
-        out.append("<p>No finished run yet.</p>")
+        out.append("<p>No finished run yet.</p>" if lay is None else
+                   "<p>No swept value varies (repeats only): no figure; the runs are below.</p>")
     out.append("<h2>Points</h2><p class='meta'>Each run: a link to its report.html where one was "
                "written (<code>ccbench sweep --plots</code>, or <code>ccbench report "
                "DIR/runs/KEY</code>), else to its results directory; its per-flow numbers are "
