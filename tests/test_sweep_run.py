@@ -206,6 +206,24 @@ def test_other_version_in_dir_is_refused(tmp_path):
         run_campaign(f, tmp_path / "other", jobs=1, progress=False)
 
 
+def test_dir_of_a_sweep_that_stopped_before_its_manifest_is_taken_over(tmp_path):
+    # what a sweep leaves when it fails before writing campaign.json (e.g. the compiled
+    # core is missing): empty runs/ and failed/, .lock and log.jsonl
+    f = write(tmp_path, SMALL)
+    out = tmp_path / "out"
+    for d in ("runs", "failed"):
+        (out / d).mkdir(parents=True)
+    (out / ".lock").write_text("pid 1 on h\n")
+    (out / "log.jsonl").write_text("")
+    res = run_campaign(f, out, jobs=1, progress=False)
+    assert res.skipped == 0 and (out / "campaign.json").is_file()
+    # a runs/ that holds something is not ccbench's empty skeleton: refused as before
+    other = tmp_path / "other"
+    (other / "runs" / "x").mkdir(parents=True)
+    with pytest.raises(CampaignDirError, match="not a campaign directory"):
+        run_campaign(f, other, jobs=1, progress=False)
+
+
 def test_cli_dry_run_lists_points_and_reports_all_invalid_points(tmp_path, capsys):
     f = write(tmp_path, SMALL)
     assert cli.main(["sweep", str(f), "--dry-run"]) == 0

@@ -68,6 +68,19 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def _empty_skeleton(root: Path) -> bool:
+    """True for an empty directory, or one holding only what a sweep creates before its
+    manifest (empty runs/ and failed/, .lock, log.jsonl): a sweep that stopped that early
+    ran nothing, and a rerun may take the directory over."""
+    for p in root.iterdir():
+        if p.name in ("runs", "failed") and p.is_dir():
+            if any(p.iterdir()):
+                return False
+        elif p.name not in (".lock", "log.jsonl") or not p.is_file():
+            return False
+    return True
+
+
 class Store:
     """A campaign directory opened for writing (holds DIR/.lock until closed)."""
 
@@ -75,8 +88,8 @@ class Store:
         self.root = Path(root)
         if self.root.exists() and not self.root.is_dir():
             raise CampaignDirError(f"{self.root} is a file; choose another -o DIR")
-        if self.root.is_dir() and any(self.root.iterdir()) \
-                and not (self.root / "campaign.json").is_file():
+        if self.root.is_dir() and not (self.root / "campaign.json").is_file() \
+                and not _empty_skeleton(self.root):
             raise CampaignDirError(f"{self.root} exists and is not a campaign directory (no "
                                    "campaign.json); choose another -o DIR")
         self.runs = self.root / "runs"
