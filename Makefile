@@ -7,7 +7,7 @@ STAMPS  := $(CURDIR)/.stamps
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: demo test build setup rust-test py-test browser bench campaigns studies studies-reduced clean-results
+.PHONY: demo test build setup rust-test py-test browser tshark bench campaigns studies studies-reduced clean-results
 
 demo: build
 	$(PY) -m ccbench run examples/quickstart.yaml -o results/quickstart
@@ -30,7 +30,7 @@ build: setup
 rust-test:
 	cargo test --release --workspace --exclude ccbench-py
 
-py-test: browser
+py-test: browser tshark
 	$(PY) -m pytest -q
 
 # Headless Chromium for the report tests (tests/test_report_browser.py); they skip without it.
@@ -39,6 +39,13 @@ browser:
 	  (command -v apt-get >/dev/null 2>&1 && (apt-get install -y chromium >/dev/null 2>&1 || \
 	   sudo -n apt-get install -y chromium >/dev/null 2>&1)) || \
 	  echo "note: no Chromium and no way to install it; the browser tests will be skipped"
+
+# tshark checks the pcapng captures (tests/test_capture_*.py); they skip without it.
+tshark:
+	@command -v tshark >/dev/null 2>&1 || \
+	  (command -v apt-get >/dev/null 2>&1 && (DEBIAN_FRONTEND=noninteractive apt-get install -y tshark >/dev/null 2>&1 || \
+	   sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y tshark >/dev/null 2>&1)) || \
+	  echo "note: no tshark and no way to install it; the capture cross-checks will be skipped"
 
 bench: build
 	$(PY) benches/run.py

@@ -105,13 +105,15 @@ def _git_commit() -> str | None:
 def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         seed: int | None = None, packets: bool | None = None, progress=False,
         overwrite: bool = True, source: str | None = None, backend: str = "sim",
-        reload: bool = True) -> Results:
+        reload: bool = True, pcap: int | None = None) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict or a path to an experiment file. `seed` and
     `packets` override the file's values. `backend` is "sim" (the simulator) or "emu" (real
-    kernel TCP in network namespaces, docs/emulation.md; needs root). Returns the loaded
-    `Results` (``reload=False``: the tables as computed, without reading them back)."""
+    kernel TCP in network namespaces, docs/emulation.md; needs root). `pcap`: also write
+    pcapng captures to DIR/pcap/, keeping this many bytes per packet (0 = whole packets;
+    docs/captures.md). Returns the loaded `Results` (``reload=False``: the tables as
+    computed, without reading them back)."""
     from .backends import sim as _sim
 
     if backend == "both":
@@ -132,11 +134,35 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         stem = Path(source).stem if source else "experiment"
         out_dir = Path("results") / stem
     emu_meta = stats = None
-    if backend == "emu":
-        from .backends import emu as _emu
-        tables, emu_meta, wall = _emu.emulate(exp, progress=progress)
-    else:
-        tables, stats, wall = _sim.simulate(exp, progress=progress)
+    cap_dir = cap_summary = None
+    if pcap is not None:
+        import tempfile
+        from .capture import export as _cap
+        Path(out_dir).parent.mkdir(parents=True, exist_ok=True)
+        cap_dir = Path(tempfile.mkdtemp(prefix=f".{Path(out_dir).name}.pcap-",
+                                        dir=Path(out_dir).parent))
+    try:
+        if backend == "emu":
+            from .backends import emu as _emu
+            if cap_dir is not None:
+                if "capture" not in __import__("inspect").signature(_emu.emulate).parameters:
+                    raise _cap.CaptureError("--pcap is not available on the emulation backend yet")
+                tables, emu_meta, wall = _emu.emulate(exp, progress=progress,
+                                                      capture=_cap.capture_config(exp, cap_dir / "pcap", pcap))
+                cap_summary = emu_meta.pop("capture")
+            else:
+                tables, emu_meta, wall = _emu.emulate(exp, progress=progress)
+        else:
+            capture = _cap.capture_config(exp, cap_dir / "pcap", pcap) if cap_dir else None
+            tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture)
+            if capture:
+                cap_summary = _cap.summary_of(stats)
+                stats = {k: v for k, v in stats.items() if k != "capture"}
+    except BaseException:
+        if cap_dir is not None:
+            import shutil
+            shutil.rmtree(cap_dir, ignore_errors=True)
+        raise
     from . import _core
     meta = {
         "ccbench_version": __version__,
@@ -153,8 +179,15 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         "host": {"python": platform.python_version(), "platform": platform.platform()},
         "git_commit": _git_commit(),
         **({"expect": expectations} if expectations else {}),
+        **({"capture": cap_summary} if cap_summary else {}),
     }
-    path = write_results(out_dir, tables, meta, overwrite=overwrite)
+    try:
+        path = write_results(out_dir, tables, meta, overwrite=overwrite,
+                             extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None)
+    finally:
+        if cap_dir is not None:
+            import shutil
+            shutil.rmtree(cap_dir, ignore_errors=True)
     if reload:
         return load(path)
     from .results import TABLES

@@ -66,10 +66,15 @@ def cmd_run(a) -> int:
     out = Path(a.output) if a.output else Path("results") / Path(a.file).stem
     backend = getattr(a, "backend", "sim")
     if backend == "both":
+        if getattr(a, "pcap", False):
+            print("error: --pcap with --backend both: run --backend sim and --backend emu "
+                  "separately, each with --pcap", file=sys.stderr)
+            return 2
         return _run_both(a, exp, out)
     try:
+        from .capture.cli import run_snaplen
         res = api.run(exp, out, packets=False if a.no_packets else None, progress=not a.quiet,
-                      source=str(a.file), backend=backend)
+                      source=str(a.file), backend=backend, pcap=run_snaplen(a))
     except RuntimeError as e:  # doctor.EmuUnavailable, emu.EmuError, sim.NotOnSimulator
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -419,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sim: the simulator (default); emu: real kernel TCP in network "
                         "namespaces (root; see `ccbench doctor`); both: sim and emu into "
                         "OUT/sim and OUT/emu, their comparison into OUT/compare")
+    from .capture.cli import add_parsers as _capture_parsers, add_run_args as _capture_run_args
+    _capture_run_args(r)
     _add_coco_args(r)
     r.set_defaults(fn=cmd_run)
 
@@ -548,6 +555,8 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("-o", "--output", help="plot directory (default DIR/plots)")
     ag.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
     ag.set_defaults(fn=cmd_aggregate)
+
+    _capture_parsers(sub)
 
     for name, fn, hlp in (("validate", cmd_validate, "check an experiment file"),
                           ("resolve", cmd_resolve, "print the resolved experiment as JSON")):

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use sim::{Col, Experiment, Sim};
 
 mod pycc;
+mod scan;
 mod stepper;
 
 use pycc::{PyExternal, SchemeError};
@@ -56,20 +57,27 @@ pub(crate) fn check_scheme_error(ext: &Option<Arc<PyExternal>>) -> PyResult<()> 
 /// Run a resolved experiment. `progress(now_ns, end_ns)` is called between chunks of
 /// `chunk_ns` simulated time; Ctrl-C is honoured there. `externals`: Python schemes by flow
 /// id (ccbench.cc.runtime); an exception in one stops the run within 1 ms of simulated time
-/// with SchemeError (flow, time, traceback). Returns
+/// with SchemeError (flow, time, traceback). `capture_json`: a
+/// `sim::capture::CaptureConfig` as JSON to write pcapng captures (None: no capture). Returns
 /// `{"tables": {name: [(col, dtype, bytes, categories|None), ...]}, "stats": json_text}`.
 #[pyfunction]
-#[pyo3(signature = (experiment_json, progress=None, chunk_ns=100_000_000, externals=None))]
+#[pyo3(signature = (experiment_json, progress=None, chunk_ns=100_000_000, externals=None, capture_json=None))]
 fn run_sim<'py>(
     py: Python<'py>,
     experiment_json: &str,
     progress: Option<PyObject>,
     chunk_ns: u64,
     externals: Option<Bound<'py, PyDict>>,
+    capture_json: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let exp = sim::experiment::from_json(experiment_json).map_err(PyValueError::new_err)?;
     let ext = externals_of(externals.as_ref())?;
     let mut sim = new_sim(&exp, &ext)?;
+    if let Some(c) = capture_json {
+        let cfg: sim::capture::CaptureConfig =
+            serde_json::from_str(c).map_err(|e| PyValueError::new_err(format!("capture config: {e}")))?;
+        sim.set_capture(&cfg, &exp).map_err(PyValueError::new_err)?;
+    }
     let chunk = chunk_ns.max(1);
     // With Python schemes the run is checked for their errors every millisecond.
     let step = if ext.is_some() { chunk.min(1_000_000) } else { chunk };
@@ -159,6 +167,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     pycc::register(m)?;
     stepper::register(m)?;
+    m.add_class::<scan::PcapScanner>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

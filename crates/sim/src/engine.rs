@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use netmodel::{DropReason, Link, PktMeta};
 
+use crate::capture::{Capture, CaptureConfig, Wire};
 use crate::cc;
 use crate::cc::external::ExternalCc;
 use crate::experiment::{Experiment, FlowConfig, UDP_SCHEME};
@@ -175,6 +176,8 @@ pub struct Sim {
     drop_scratch: Vec<(PktMeta, DropReason)>,
     /// Source of user-supplied congestion control (cc/external.rs), asked before the registry.
     ext: Option<Arc<dyn ExternalCc>>,
+    /// pcapng capture (`set_capture`); None in ordinary runs.
+    capture: Option<Box<Capture>>,
 }
 
 impl Sim {
@@ -237,6 +240,7 @@ impl Sim {
             cc_scratch: Vec::new(),
             drop_scratch: Vec::new(),
             ext,
+            capture: None,
         };
         for f in &exp.flows {
             if f.start_ns < sim.end {
@@ -277,6 +281,12 @@ impl Sim {
 
     pub fn now(&self) -> u64 {
         self.now
+    }
+
+    /// Write pcapng captures of this run (see [`crate::capture`]); call before running.
+    pub fn set_capture(&mut self, cfg: &CaptureConfig, exp: &Experiment) -> Result<(), String> {
+        self.capture = Some(Box::new(Capture::new(cfg, exp)?));
+        Ok(())
     }
 
     pub fn end(&self) -> u64 {
@@ -379,6 +389,9 @@ impl Sim {
     fn on_link(&mut self, l: u32) {
         let now = self.now;
         while let Some((m, _)) = self.links[l as usize].pop_arrival(now) {
+            if self.capture.is_some() {
+                self.capture_exit(l, m);
+            }
             self.forward(m);
         }
         self.collect_drops(l);
@@ -414,6 +427,9 @@ impl Sim {
 
     /// Put a packet onto link `l` now.
     fn enqueue(&mut self, l: u32, meta: PktMeta) {
+        if self.capture.is_some() {
+            self.capture_enter(l, meta);
+        }
         self.links[l as usize].enqueue(self.now, meta);
         self.collect_drops(l);
         let t = self.links[l as usize].next_event_time();
@@ -466,6 +482,68 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// Capture: packet `meta` is about to enter link `l` (leaving its host when at hop 0).
+    #[cold]
+    #[inline(never)]
+    fn capture_enter(&mut self, l: u32, meta: PktMeta) {
+        let Some(mut cap) = self.capture.take() else { return };
+        let slot = meta.id & IDX_MASK;
+        let hop = (meta.id & HOP_MASK) >> HOP_SHIFT;
+        let ack = meta.id & ACK_BIT != 0;
+        let p = self.pkts.items[slot as usize];
+        if !cap.knows(meta.flow) {
+            let cfg = match self.conns[meta.flow as usize].as_deref().map(|c| &c.ep) {
+                Some(Endpoint::Tcp { sender, .. }) => Some(sender.tcp_config().clone()),
+                _ => None,
+            };
+            cap.add_conn(meta.flow, p.flow, cfg.as_ref());
+        }
+        if hop == 0 {
+            cap.on_host_send(slot, meta.flow, ack);
+            let (src, dst) = cap.host_points(p.flow);
+            self.capture_write(&mut cap, if ack { dst } else { src }, slot, meta, &p);
+        }
+        if let (Some(pt), _) = cap.link_points(l) {
+            self.capture_write(&mut cap, pt, slot, meta, &p);
+        }
+        self.capture = Some(cap);
+    }
+
+    /// Capture: packet `meta` just left link `l` (reaching its host when `l` is its last).
+    #[cold]
+    #[inline(never)]
+    fn capture_exit(&mut self, l: u32, meta: PktMeta) {
+        let Some(mut cap) = self.capture.take() else { return };
+        let slot = meta.id & IDX_MASK;
+        let hop = (meta.id & HOP_MASK) >> HOP_SHIFT;
+        let ack = meta.id & ACK_BIT != 0;
+        let p = self.pkts.items[slot as usize];
+        if cap.knows(meta.flow) {
+            if let (_, Some(pt)) = cap.link_points(l) {
+                self.capture_write(&mut cap, pt, slot, meta, &p);
+            }
+            let route = &self.routes[p.flow as usize];
+            let len = if ack { route.1.len() } else { route.0.len() };
+            if hop as usize + 1 == len {
+                let (src, dst) = cap.host_points(p.flow);
+                self.capture_write(&mut cap, if ack { src } else { dst }, slot, meta, &p);
+                if ack {
+                    cap.on_ack_received(meta.flow, p.sent_ns);
+                }
+            }
+        }
+        self.capture = Some(cap);
+    }
+
+    fn capture_write(&self, cap: &mut Capture, point: u32, slot: u32, meta: PktMeta, p: &Packet) {
+        let wire = match &p.seg {
+            Seg::Data(d) => Wire::Data(d),
+            Seg::Ack(a) => Wire::Ack(a),
+            Seg::Udp => Wire::Udp,
+        };
+        cap.record(point, self.now, slot, meta.flow, wire, p.size, p.sent_ns, meta.ecn);
     }
 
     fn sender_of(&mut self, c: u32) -> Option<&mut TcpSender> {
@@ -722,6 +800,9 @@ impl Sim {
         }
         for l in &self.conn_log {
             app[l.flow as usize] += l.acked;
+        }
+        if let Some(cap) = self.capture.take() {
+            stats.capture = Some(cap.finish());
         }
         let mut tables = self.rec.finish(&start, &completed, &app);
         if self.cfgs.iter().any(|f| f.arrivals.is_some()) {

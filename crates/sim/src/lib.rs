@@ -4,8 +4,10 @@
 //! * [`engine`]: the event loop over [`netmodel`] links and TCP hosts.
 //! * [`tcp`]: a TCP endpoint faithful to Linux defaults; [`cc`]: congestion control.
 //! * [`output`]: the run's tables (recorded through `netmodel::records`) and counters.
+//! * [`capture`]: optional pcapng capture with synthesised IPv4/TCP headers.
 //! * [`workload`]: application models (rate-limited, on/off) and short-flow arrivals.
 
+pub mod capture;
 pub mod cc;
 pub mod engine;
 pub mod experiment;

@@ -34,6 +34,10 @@ pub struct RunStats {
     pub delay_switches: Vec<DelaySwitches>,
     /// Per link: packets (data and ACK) dropped by the random-loss model.
     pub random_losses: Vec<u64>,
+    /// The pcapng capture's files and packet counts (runs with a capture only), or its
+    /// write error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<Result<crate::capture::CaptureSummary, String>>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -30,15 +30,19 @@ def check_supported(experiment: dict) -> None:
             f"command schemes run only on --backend emu")
 
 
-def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = False):
-    """Run a resolved experiment; returns ({table: DataFrame}, stats dict, wall seconds)."""
+def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = False,
+             capture: dict | None = None):
+    """Run a resolved experiment; returns ({table: DataFrame}, stats dict, wall seconds).
+    `capture`: write pcapng captures (ccbench.capture.export.capture_config)."""
     check_supported(experiment)
     cb = _progress_printer() if progress is True else (progress or None)
     text = json.dumps(experiment, sort_keys=True)
     from ..cc.runtime import externals
     ext = externals(experiment)  # Python schemes (docs/python-schemes.md)
     t0 = time.perf_counter()
-    out = _core.run_sim(text, cb, externals=ext) if ext else _core.run_sim(text, cb)
+    cap = json.dumps(capture) if capture else None
+    out = (_core.run_sim(text, cb, externals=ext, capture_json=cap) if ext
+           else _core.run_sim(text, cb, capture_json=cap))
     wall = time.perf_counter() - t0
     tables = {}
     for name, cols in out["tables"].items():

@@ -14,8 +14,10 @@ from .schema import check
 
 
 def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: dict,
-                  *, overwrite: bool = True) -> Path:
-    """Write `tables` (each checked against results/schema.py) and `meta` into `out_dir`."""
+                  *, overwrite: bool = True, extra_dirs: dict[str, Path] | None = None) -> Path:
+    """Write `tables` (each checked against results/schema.py) and `meta` into `out_dir`.
+    `extra_dirs`: directories moved into the result under the given names (e.g. the run's
+    pcapng captures as ``pcap``), inside the same atomic rename."""
     for name, df in tables.items():
         check(name, df)  # before anything is written
     out_dir = Path(out_dir)
@@ -33,6 +35,8 @@ def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: di
         for name, df in tables.items():
             df.write_parquet(tmp / f"{name}.parquet", compression="zstd", statistics=True)
             meta["tables"][name] = {"rows": df.height, "columns": df.columns}
+        for name, src in (extra_dirs or {}).items():
+            shutil.move(str(src), str(tmp / name))
         (tmp / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         if out_dir.exists():
             old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")

@@ -342,6 +342,11 @@ impl TcpSender {
     }
 
     /// The socket view (read-only), e.g. for tests and traces.
+    /// The endpoint configuration (capture: SYN options, window, ECN setup).
+    pub fn tcp_config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
     pub fn sock(&self) -> &Sock {
         &self.sk
     }
