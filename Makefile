@@ -25,7 +25,7 @@ $(STAMPS)/deps: requirements.txt
 # Builds the Rust core into the venv (incremental: a no-op when nothing changed).
 build: setup
 	$(VENV)/bin/maturin develop --release --quiet
-	cargo build --release --quiet -p ccbench-emu
+	cargo build --release --quiet -p ccbench-emu -p ccbench-pcap
 
 rust-test:
 	cargo test --release --workspace --exclude ccbench-py

@@ -27,6 +27,7 @@ from . import config as _config
 from .config.errors import ConfigError, ConfigErrors
 from .results import Results, load
 from .results.writer import write_results
+from .capture.export import DEFAULT_SNAPLEN as PCAP_SNAPLEN
 
 __version__ = "0.1.0"
 
@@ -188,11 +189,30 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         if cap_dir is not None:
             import shutil
             shutil.rmtree(cap_dir, ignore_errors=True)
+    if cap_dir is not None:
+        from .capture.importer import write_mapping
+        write_mapping(load(path), path / "pcap")
     if reload:
         return load(path)
     from .results import TABLES
     written = __import__("json").loads((path / "metadata.json").read_text())
     return Results(path=path, meta=written, **{t: tables.get(t) for t in TABLES})
+
+
+def export_pcap(results: Results | str | Path, out_dir: str | Path | None = None, *,
+                snaplen: int = PCAP_SNAPLEN, progress=False) -> dict:
+    """pcapng per capture point of a finished run (default RESULTS/pcap; docs/captures.md);
+    returns {dir, snaplen, points: [{name, file, kind, description, packets}]}."""
+    from .capture.export import export_pcap as _export
+    return _export(results, out_dir, snaplen=snaplen, progress=progress)
+
+
+def import_pcap(inputs, out_dir: str | Path, *, mapping=None, coco: bool | None = None,
+                sample_interval: float = 0.01) -> Results:
+    """Captures from a testbed (a CoCo-Beholder dumps folder, or capture files with a
+    mapping) → a standard results directory (docs/captures.md)."""
+    from .capture.importer import import_pcap as _import
+    return _import(inputs, out_dir, mapping=mapping, coco=coco, sample_interval=sample_interval)
 
 
 def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *,

@@ -72,9 +72,8 @@ def cmd_run(a) -> int:
             return 2
         return _run_both(a, exp, out)
     try:
-        from .capture.cli import run_snaplen
         res = api.run(exp, out, packets=False if a.no_packets else None, progress=not a.quiet,
-                      source=str(a.file), backend=backend, pcap=run_snaplen(a))
+                      source=str(a.file), backend=backend, pcap=_pcap_snaplen(a))
     except RuntimeError as e:  # doctor.EmuUnavailable, emu.EmuError, sim.NotOnSimulator
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -401,6 +400,78 @@ def cmd_resolve(a) -> int:
     return 0
 
 
+# --- packet captures (docs/captures.md) ---
+
+
+def _add_pcap_run_args(r: argparse.ArgumentParser) -> None:
+    from . import api
+    r.add_argument("--pcap", action="store_true",
+                   help="also write pcapng captures to DIR/pcap/: every host's interface and "
+                        "both sides of each bottleneck (docs/captures.md)")
+    r.add_argument("--pcap-snaplen", type=int, default=api.PCAP_SNAPLEN, metavar="BYTES",
+                   help=f"bytes kept per captured packet (default {api.PCAP_SNAPLEN}: all "
+                        "headers; 0 = whole packets)")
+
+
+def _pcap_snaplen(a) -> int | None:
+    """api.run's `pcap` argument from the run command's flags."""
+    return a.pcap_snaplen if getattr(a, "pcap", False) else None
+
+
+def cmd_export(a) -> int:
+    from . import api
+    s = api.export_pcap(a.dir, a.output, snaplen=a.snaplen, progress=not a.quiet)
+    out = Path(a.output) if a.output else Path(a.dir) / "pcap"
+    for p in s.get("points", []):
+        print(f"{out / p['file']}: {p['packets']:,} packets ({p['description']})")
+    return 0
+
+
+def cmd_import(a) -> int:
+    from . import api
+    res = api.import_pcap(a.inputs, a.output, mapping=a.mapping, coco=a.coco,
+                      sample_interval=a.sample_interval)
+    imp = res.meta["import"]
+    print(f"imported {imp['packets']:,} data packets of {len(res.experiment['flows'])} flows "
+          f"({imp['mode']} mode) → {res.path}")
+    for w in imp.get("warnings", []):
+        print(f"warning: {w}", file=sys.stderr)
+    return 0
+
+
+def _add_pcap_parsers(sub) -> None:
+    from . import api
+    ex = sub.add_parser("export", help="export a run's packets: `ccbench export pcap RESULTS`")
+    exs = ex.add_subparsers(dest="what", required=True)
+    e = exs.add_parser("pcap", help="pcapng per capture point (hosts, both sides of each "
+                       "bottleneck) of a simulated run (simulated again with the capture on)")
+    e.add_argument("dir", help="results directory")
+    e.add_argument("-o", "--output", help="output directory (default DIR/pcap)")
+    e.add_argument("--snaplen", type=int, default=api.PCAP_SNAPLEN,
+                   help=f"bytes kept per packet (default {api.PCAP_SNAPLEN}; 0 = whole packets)")
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.set_defaults(fn=cmd_export)
+
+    im = sub.add_parser("import", help="import testbed captures: `ccbench import pcap DIR|FILES`")
+    ims = im.add_subparsers(dest="what", required=True)
+    i = ims.add_parser("pcap", help="pcap/pcapng captures → a standard results directory "
+                       "(metrics, report, compare and check work on it)",
+                       description="CoCo-Beholder mode: a dumps folder (metadata.json and "
+                       "<k>-<scheme>-sender/receiver.pcap) as it is. Generic mode: capture "
+                       "files plus --mapping YAML naming the flows and capture points "
+                       "(docs/captures.md).")
+    i.add_argument("inputs", nargs="+", help="a CoCo-Beholder dumps folder, or capture files")
+    i.add_argument("-o", "--output", required=True, help="results directory to write")
+    i.add_argument("--mapping", metavar="YAML",
+                   help="generic mode: flows (sender/receiver address and port, scheme) and "
+                        "which file is whose capture")
+    i.add_argument("--coco", action="store_true", default=None,
+                   help="force CoCo-Beholder mode (default: when the folder has metadata.json)")
+    i.add_argument("--sample-interval", type=float, default=0.01, metavar="S",
+                   help="bin width of the derived per-interval tables, s (default 0.01)")
+    i.set_defaults(fn=cmd_import)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ccbench", description="Congestion-control experiments: "
                                 "simulate, measure, plot.")
@@ -424,8 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sim: the simulator (default); emu: real kernel TCP in network "
                         "namespaces (root; see `ccbench doctor`); both: sim and emu into "
                         "OUT/sim and OUT/emu, their comparison into OUT/compare")
-    from .capture.cli import add_parsers as _capture_parsers, add_run_args as _capture_run_args
-    _capture_run_args(r)
+    _add_pcap_run_args(r)
     _add_coco_args(r)
     r.set_defaults(fn=cmd_run)
 
@@ -556,7 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
     ag.set_defaults(fn=cmd_aggregate)
 
-    _capture_parsers(sub)
+    _add_pcap_parsers(sub)
 
     for name, fn, hlp in (("validate", cmd_validate, "check an experiment file"),
                           ("resolve", cmd_resolve, "print the resolved experiment as JSON")):

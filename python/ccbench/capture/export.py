@@ -95,6 +95,8 @@ def export_pcap(results, out_dir: str | Path | None = None, *, snaplen: int = DE
         shutil.move(str(tmp / "pcap"), str(out))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    from .importer import write_mapping
+    write_mapping(results, out)
     if out == results.path / PCAP_DIR:
         meta = json.loads((results.path / "metadata.json").read_text())
         meta["capture"] = summary
