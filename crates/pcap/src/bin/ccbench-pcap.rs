@@ -1,7 +1,8 @@
 //! ccbench-pcap: command-line helper over the streaming reader.
 //!
 //! * `ccbench-pcap stats FILE...` — one pass per file: frames, bytes, IPv4/TCP/UDP packets
-//!   and per-5-tuple packet and byte counts, with the read speed (JSON on stdout).
+//!   and per-5-tuple packet and byte counts, with the read speed, and the process's peak
+//!   memory (JSON on stdout).
 //! * `ccbench-pcap generate OUT --bytes N [--format pcap|pcapng] [--flows K] [--link raw|ethernet]`
 //!   — a synthetic capture of about N bytes (full-size TCP segments with zero payload and
 //!   their ACKs, K flows), for benchmarks and tests.
@@ -75,7 +76,12 @@ fn stats(files: &[String]) {
             flows_json.join(",")
         ));
     }
-    let _ = writeln!(std::io::stdout(), "[{}]", out.join(",\n"));
+    // peak resident memory of this process (Linux), to show it does not grow with the file
+    let hwm_kb = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    });
+    let hwm = hwm_kb.map_or("null".to_string(), |k| k.to_string());
+    let _ = writeln!(std::io::stdout(), "{{\"max_rss_kb\":{hwm},\"files\":[{}]}}", out.join(",\n"));
 }
 
 fn generate(args: &[String]) {
