@@ -79,7 +79,6 @@ def baseline(path: Path, limit: int) -> tuple[float, float, int, int]:
         hdr = f.read(24)
         assert struct.unpack("<I", hdr[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D)
         read = 24
-        sender = None
         while read < limit:
             rec = f.read(16)
             if len(rec) < 16:
@@ -89,10 +88,10 @@ def baseline(path: Path, limit: int) -> tuple[float, float, int, int]:
             read += 16 + incl
             ts = sec + frac * 1e-9
             ip = frame[14:]
-            src = ip[12:16]
-            if sender is None:
-                sender = min(src, ip[16:20])
-            if src == sender:
+            # a CoCo-Beholder dump holds one flow: every packet from its sender is digested.
+            # Here the data packets of every flow (the generator's senders have the lower
+            # address of their pair) play that part.
+            if ip[12:16] < ip[16:20]:
                 ihl = (ip[0] & 15) * 4
                 ip_id = struct.unpack(">H", ip[4:6])[0]
                 digest = hashlib.sha1(str(ip_id).encode() + ip[ihl:]).hexdigest()

@@ -1,6 +1,8 @@
 """ccbench: describe a congestion-control experiment once, run it, get metrics and plots."""
-from .api import __version__, analyze, compare, load_experiment, plot, run, run_both, schemes
+from .api import (__version__, analyze, compare, export_pcap, import_pcap, load_experiment, plot,
+                  run, run_both, schemes)
 from .campaign import aggregate, sweep
 from .results import Results, load
 
-__all__ = ["__version__", "aggregate", "analyze", "compare", "load", "load_experiment", "plot", "run", "run_both", "schemes", "sweep", "Results"]
+__all__ = ["__version__", "aggregate", "analyze", "compare", "export_pcap", "import_pcap", "load",
+           "load_experiment", "plot", "run", "run_both", "schemes", "sweep", "Results"]
