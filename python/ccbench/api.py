@@ -146,11 +146,9 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         if backend == "emu":
             from .backends import emu as _emu
             if cap_dir is not None:
-                if "capture" not in __import__("inspect").signature(_emu.emulate).parameters:
-                    raise _cap.CaptureError("--pcap is not available on the emulation backend yet")
                 tables, emu_meta, wall = _emu.emulate(exp, progress=progress,
                                                       capture=_cap.capture_config(exp, cap_dir / "pcap", pcap))
-                cap_summary = emu_meta.pop("capture")
+                cap_summary = _cap.summary_of({"capture": emu_meta.pop("capture", None)})
             else:
                 tables, emu_meta, wall = _emu.emulate(exp, progress=progress)
         else:

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::capture::EmuCapture;
 use crate::clock::mono_ns;
 use crate::columns::write_table;
 use netmodel::records::{Col, Recorder, Table, NO_RECORD};
@@ -126,6 +127,8 @@ pub struct Engine {
     n: Counters,
     record_release: bool,
     drop_buf: Vec<(PktMeta, DropReason)>,
+    /// `--pcap` (None: no capture; crate::capture).
+    capture: Option<EmuCapture>,
 }
 
 impl Engine {
@@ -226,10 +229,16 @@ impl Engine {
             packet::set_ecn(&mut s.buf[..], meta.ecn);
             s.ecn = meta.ecn;
         }
-        s.hop += 1;
         let path = &self.paths[s.route.path as usize];
+        if let Some(c) = self.capture.as_mut() {
+            c.exit(path[s.hop as usize] as usize, at, &s.buf[..s.len as usize]);
+        }
+        s.hop += 1;
         if (s.hop as usize) < path.len() {
             let l = path[s.hop as usize] as usize;
+            if let Some(c) = self.capture.as_mut() {
+                c.enter(l, at, &s.buf[..s.len as usize]);
+            }
             self.links[l].enqueue(at, meta);
             self.collect_drops(l, at);
         } else {
@@ -246,6 +255,9 @@ impl Engine {
         let actual = self.now();
         if w < 0 {
             self.n.write_errors += 1;
+        }
+        if let Some(c) = self.capture.as_mut() {
+            c.host(s.route.dst_host, actual, &s.buf[..s.len as usize]);
         }
         self.n.released_pkts += 1;
         let err = actual.saturating_sub(at);
@@ -383,9 +395,17 @@ impl Engine {
         s.rec = rec;
         self.in_net += 1;
         let meta = PktMeta { id, size: h.len, flow: route.flow, ecn: h.ecn };
+        if let Some(c) = self.capture.as_mut() {
+            let len = self.slots[id as usize].len as usize;
+            c.host(src_host, t, &self.slots[id as usize].buf[..len]);
+        }
         self.advance(t);
         match self.paths[route.path as usize].first() {
             Some(&l) => {
+                if let Some(c) = self.capture.as_mut() {
+                    let len = self.slots[id as usize].len as usize;
+                    c.enter(l as usize, t, &self.slots[id as usize].buf[..len]);
+                }
                 self.links[l as usize].enqueue(t, meta);
                 self.collect_drops(l as usize, t);
             }
@@ -539,6 +559,10 @@ impl Engine {
             n: Counters::default(),
             record_release: rt.record_release,
             drop_buf: Vec::with_capacity(64),
+            capture: match &rt.capture {
+                Some(c) => Some(EmuCapture::new(c, &rt.hosts, &exp.links, &exp.bottleneck_links)?),
+                None => None,
+            },
         };
         // Pre-allocate packet buffers so the steady state does not allocate.
         for _ in 0..4096 {
@@ -564,6 +588,11 @@ impl Engine {
     /// Fix experiment time 0 at CLOCK_MONOTONIC `t0` (ns).
     pub fn set_t0(&mut self, t0: u64) {
         self.t0 = t0;
+        if let Some(c) = self.capture.as_mut() {
+            // wall-clock time of experiment time 0, for the capture's timestamps
+            let (real, mono) = (crate::clock::realtime_ns(), mono_ns());
+            c.set_epoch((real as i128 - mono as i128 + t0 as i128).max(0) as u64);
+        }
     }
 
     /// Write the recorded columns and `stats.json` (the engine's counters, release-error
@@ -633,6 +662,7 @@ impl Engine {
                 "tx_pkts": l.stats.tx_pkts, "tx_bytes": l.stats.tx_bytes,
             })).collect::<Vec<_>>(),
             "flows": flows,
+            "capture": self.capture.take().map(|c| c.finish()),
             });
         if let serde_json::Value::Object(e) = engine {
             stats.extend(e);

@@ -4,6 +4,7 @@
 //! * [`engine`]: the real-time engine carrying TUN packets through netmodel links.
 //! * [`agent`]: the flow agent's roles (TCP/UDP senders and receivers, arrivals, the
 //!   sock_diag monitor, launch) over socket, `TCP_INFO` and application modules.
+//! * [`capture`]: pcapng captures of the packets' real bytes at hosts and bottleneck sides.
 //! * [`clock`]: CLOCK_MONOTONIC in nanoseconds, absolute sleeps, CPU pinning, timer slack.
 //! * [`packet`]: the IPv4/TCP/UDP header fields the engine needs (no allocation).
 //! * [`columns`]: append-only columns written as raw little-endian files that the Python side
@@ -14,6 +15,7 @@
 //! See docs/emulation.md for the design, the timing strategy and what is recorded.
 
 pub mod agent;
+pub mod capture;
 pub mod clock;
 pub mod columns;
 pub mod engine;

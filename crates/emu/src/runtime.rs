@@ -7,6 +7,15 @@ use serde::Deserialize;
 /// settings left to the kernel (sysctls and routes, set by the Python driver).
 pub type Experiment = netmodel::scenario::Scenario;
 
+/// `--pcap`: where and how much of each packet the engine captures (crate::capture).
+#[derive(Clone, Debug, Deserialize)]
+pub struct CaptureConfig {
+    pub dir: String,
+    /// Bytes kept per packet; 0 = whole packets.
+    #[serde(default)]
+    pub snaplen: u32,
+}
+
 #[derive(Clone, Debug, Deserialize)]
 pub struct Host {
     pub name: String,
@@ -41,6 +50,9 @@ pub struct Runtime {
     #[serde(default = "yes")]
     pub record_release: bool,
     pub out_dir: String,
+    /// Write pcapng captures (None: no capture).
+    #[serde(default)]
+    pub capture: Option<CaptureConfig>,
 }
 
 fn default_spin() -> u64 {

@@ -24,14 +24,14 @@ class CaptureError(ValueError):
 def host_addresses(experiment: dict) -> dict[str, str]:
     """IPv4 address of every host: the emulator's addresses, so both backends' captures
     name hosts alike."""
-    from ..backends.emu import host_addr
+    from ..backends.emu.common import host_addr
     hosts = [n["name"] for n in experiment["nodes"] if n.get("kind", "host") == "host"]
     return {h: host_addr(i) for i, h in enumerate(hosts)}
 
 
 def capture_config(experiment: dict, out_dir: str | Path, snaplen: int = DEFAULT_SNAPLEN) -> dict:
     """The simulator's capture settings (crates/sim/src/capture.rs CaptureConfig)."""
-    from ..backends.emu import PORT_BASE
+    from ..backends.emu.common import PORT_BASE
     if snaplen < 0:
         raise CaptureError(f"--pcap-snaplen {snaplen}: must be >= 0 (0 keeps whole packets)")
     if 0 < snaplen < 60:

@@ -26,7 +26,7 @@ From the sender-side capture's ACKs: ``flows`` samples every sample interval —
 acknowledged, retransmissions, bytes in flight (packets), RTT samples (ACK time − send time
 of the segment it newly acknowledges, Karn's rule) smoothed as Linux's srtt and their
 minimum; what a capture cannot show (cwnd, ssthresh, CA state, pacing) is null. intervals,
-delay_hist and flowstats are derived from the packets as for the emulator.
+delay_hist and flowstats are derived from the packets with the recorder's definitions (derive.py).
 """
 from __future__ import annotations
 
@@ -330,7 +330,7 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
                 sample_interval: float = 0.01):
     """Import captures (a CoCo-Beholder dumps folder, a folder with mapping.yaml, or files with
     `mapping`) into the results directory `out_dir`; returns the loaded Results."""
-    from ..backends.emu import derived_tables
+    from .derive import derive_tables
     from ..results import load
     from ..results.writer import write_results
 
@@ -419,7 +419,7 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
             s = next((x for x in samples if int(x["flow"][0]) == f["id"]), None)
             hit = None if s is None else s.filter(pl.col("bytes_acked") >= f["bytes"])
             completed[f["id"]] = int(hit["time_ns"][0]) if hit is not None and hit.height else None
-    intervals, delay_hist, flowstats = derived_tables(pk, exp, app, completed)
+    intervals, delay_hist, flowstats = derive_tables(pk, exp, app, completed)
     flows = pl.concat(samples).sort("time_ns", "flow") if samples else None
     tables = {"packets": pk, "intervals": intervals, "delay_hist": delay_hist,
               "flowstats": flowstats}
@@ -444,7 +444,7 @@ def write_mapping(results, pcap_dir: Path) -> Path:
     sender and receiver, and the run's resolved experiment, so `ccbench import pcap DIR`
     rebuilds the run (the round trip of docs/captures.md)."""
     from .export import host_addresses
-    from ..backends.emu import PORT_BASE
+    from ..backends.emu.common import PORT_BASE
     exp = results.experiment
     addr = host_addresses(exp)
     flows = []

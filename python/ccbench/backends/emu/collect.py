@@ -83,5 +83,6 @@ def collect(exp: dict, work: Path, agents: list[dict]):
         "engine_cpu_frac": st["engine_cpu_frac"],
         "engine_busy_frac": st.get("engine_busy_frac"),
         "engine_flows": st["flows"],
+        **({"capture": st["capture"]} if st.get("capture") else {}),
     }
     return tables, meta

@@ -75,8 +75,9 @@ class Emulation(CommandFlows):
     """Set-up, run and teardown of one experiment on the emulation backend."""
 
     def __init__(self, experiment: dict, *, engine_bin: Path, agent_bin: Path,
-                 spin_ns: int = 50_000, progress=False):
+                 spin_ns: int = 50_000, progress=False, capture: dict | None = None):
         self.exp = experiment
+        self.capture = capture  # {dir, snaplen}: the engine writes pcapng (docs/captures.md)
         self.engine_bin = engine_bin
         self.agent_bin = agent_bin
         self.spin_ns = spin_ns
@@ -141,7 +142,9 @@ class Emulation(CommandFlows):
         hosts = [{"name": h, "fd": self.tun_fds[h], "addr": self.addr[h]} for h in self.hosts]
         rt = {"run_id": self.run_id, "experiment": self.exp, "hosts": hosts, "port_base": PORT_BASE,
               "engine_cpu": self.engine_cpu, "spin_ns": self.spin_ns,
-              "engine_nice": ENGINE_NICE, "record_release": True, "out_dir": str(self.work / "engine")}
+              "engine_nice": ENGINE_NICE, "record_release": True, "out_dir": str(self.work / "engine"),
+              **({"capture": {"dir": self.capture["dir"], "snaplen": self.capture["snaplen"]}}
+                 if self.capture else {})}
         rt_path = self.work / "runtime.json"
         rt_path.write_text(json.dumps(rt))
         self.engine = subprocess.Popen([str(self.engine_bin), str(rt_path)], stdin=subprocess.PIPE,
@@ -335,13 +338,14 @@ class Emulation(CommandFlows):
 
 
 
-def emulate(experiment: dict, progress=False, spin_ns: int = 50_000):
+def emulate(experiment: dict, progress=False, spin_ns: int = 50_000, capture: dict | None = None):
     """Run a resolved experiment on the emulation backend; returns ({table: DataFrame},
-    emu metadata, wall seconds). Raises doctor.EmuUnavailable before creating anything when
-    the machine cannot run it."""
+    emu metadata, wall seconds). `capture` ({dir, snaplen}): the engine writes pcapng files
+    of the packets' real bytes (docs/captures.md). Raises doctor.EmuUnavailable before
+    creating anything when the machine cannot run it."""
     preflight(experiment)
     emu = Emulation(experiment, engine_bin=binary("engine"), agent_bin=binary("agent"),
-                    spin_ns=spin_ns, progress=progress)
+                    spin_ns=spin_ns, progress=progress, capture=capture)
     old = None
     if _in_main_thread():
         def on_term(signum, frame):
