@@ -251,15 +251,13 @@ def coco_experiment(folder: Path) -> dict:
         g.pop("runs-first", None)
         groups.append(g)
     us = lambda k, d=0: f"{int(meta.get(k) or d)}us"  # noqa: E731
-    names = [s["name"] for s in (config.known_schemes() or [])]
-    names += sorted({g["scheme"] for g in groups} - set(names))
     exp = config.resolve_coco(
         groups, base=us("_base"), delta=us("_delta") if meta.get("_delta") else None,
         step=us("_step"), jitter=us("_jitter") if meta.get("_jitter") else None,
         runtime=float(meta.get("_runtime", 30)), rate=float(meta.get("_rate", 0)),
         max_delay_us=int(meta.get("_max-delay", 100_000_000)), seed=int(meta.get("_seed", 0) or 0),
         first_queue=int(meta.get("_first-queue", 1000)),
-        second_queue=int(meta.get("_second-queue", 1000)), lenient=True, schemes=names,
+        second_queue=int(meta.get("_second-queue", 1000)), lenient=True, schemes=None,
         source=str(meta_file))
     if len(exp["flows"]) != n:
         raise CaptureError(f"{meta_file}: _all-flows is {n} but sorted-layout has "
@@ -311,13 +309,13 @@ def _generic_plan(mapping: dict, base: Path, files: list[Path]):
     elif mapping.get("experiment"):
         exp = config.load(where(mapping["experiment"], "experiment"))
     else:
-        names = [s["name"] for s in (config.known_schemes() or [])]
         schemes = [str(f.get("scheme", "unknown")) for f in flows]
         doc = {"duration": float(mapping.get("duration", 1)),
                "central": mapping.get("central", {"rate": "1Gbit", "delay": "0ms"}),
                "flows": [{"scheme": sc, "flows": 1, "direction": f.get("direction", "->"),
                           "start": float(f.get("start", 0))} for sc, f in zip(schemes, flows)]}
-        exp = config.resolve(doc, source="mapping", schemes=names + sorted(set(schemes) - set(names)))
+        # testbed schemes are any names: no registry check (schemes=None)
+        exp = config.resolve(doc, source="mapping", schemes=None)
     if len(exp["flows"]) != len(plan):
         raise CaptureError(f"mapping: {len(plan)} flows but the experiment has {len(exp['flows'])}")
     return exp, plan
