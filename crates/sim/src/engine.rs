@@ -26,6 +26,7 @@ use crate::capture::{Capture, CaptureConfig, Wire};
 use crate::cc;
 use crate::cc::external::ExternalCc;
 use crate::experiment::{Experiment, FlowConfig, UDP_SCHEME};
+use crate::noise::Noise;
 use crate::output::{Output, RunStats};
 use netmodel::records::{conns_table, ConnRow, Recorder, NO_RECORD};
 use crate::tcp::{AckSeg, DataSeg, TcpConfig, TcpReceiver, TcpSender};
@@ -104,16 +105,18 @@ enum Kind {
     App = 6,
     /// The next short flow of an arrival group (index: its template flow).
     Arrival = 7,
+    /// A link's exit FIFO hands packets to the next node (host noise on; index: the link).
+    Exit = 8,
 }
 
 /// A heap entry packed into one `u128` so that ordering is a single integer compare: time in
-/// the high 64 bits, then the insertion sequence number (32 bits), the kind (3 bits) and the
-/// target index (29 bits). `seq` is unique among pending entries, so the order is (time, seq)
+/// the high 64 bits, then the insertion sequence number (32 bits), the kind (4 bits) and the
+/// target index (28 bits). `seq` is unique among pending entries, so the order is (time, seq)
 /// exactly as with a tuple; when `seq` would overflow its 32 bits the pending entries are
 /// renumbered in order ([`Sim::renumber`]).
 type Ev = Reverse<u128>;
 const SEQ_SHIFT: u32 = 32;
-const KIND_SHIFT: u32 = 29;
+const KIND_SHIFT: u32 = 28;
 const EV_IDX_MASK: u64 = (1 << KIND_SHIFT) - 1;
 const SEQ_MAX: u64 = u32::MAX as u64;
 
@@ -127,7 +130,7 @@ fn ev_pack(t: u64, seq: u64, kind: Kind, idx: u32) -> u128 {
 #[inline]
 fn ev_unpack(e: u128) -> (u64, u8, u32) {
     let lo = e as u64;
-    ((e >> 64) as u64, ((lo >> KIND_SHIFT) & 7) as u8, (lo & EV_IDX_MASK) as u32)
+    ((e >> 64) as u64, ((lo >> KIND_SHIFT) & 15) as u8, (lo & EV_IDX_MASK) as u32)
 }
 
 enum Endpoint {
@@ -178,6 +181,8 @@ pub struct Sim {
     ext: Option<Arc<dyn ExternalCc>>,
     /// pcapng capture (`set_capture`); None in ordinary runs.
     capture: Option<Box<Capture>>,
+    /// Host/router timing noise (`None`: exact timing).
+    noise: Option<Box<Noise>>,
 }
 
 impl Sim {
@@ -215,12 +220,12 @@ impl Sim {
         }
         let n_links = exp.links.len();
         let n_flows = conns.len();
-        assert!(n_links.max(n_flows) as u64 <= EV_IDX_MASK, "more than 2^29 links or flows");
+        assert!(n_links.max(n_flows) as u64 <= EV_IDX_MASK, "more than 2^28 links or flows");
         let mut sim = Sim {
             now: 0,
             end: exp.duration_ns,
             sample_ns: exp.sample_interval_ns,
-            links: exp.links.iter().map(|l| Link::with_seed(l, exp.seed)).collect(),
+            links: exp.links.iter().map(|l| Link::with_seed(&Self::clocked(exp, l), exp.seed)).collect(),
             bottlenecks: exp.bottleneck_links.clone(),
             seed: exp.seed,
             cfgs: exp.flows.clone(),
@@ -241,6 +246,7 @@ impl Sim {
             drop_scratch: Vec::new(),
             ext,
             capture: None,
+            noise: exp.host_noise.as_ref().map(|c| Box::new(Noise::new(c, exp.seed, n_links))),
         };
         for f in &exp.flows {
             if f.start_ns < sim.end {
@@ -254,6 +260,15 @@ impl Sim {
         }
         sim.push(0, Kind::Sample, 0);
         Ok(sim)
+    }
+
+    /// Link `l` as built: with host noise on, a constant rate runs on the link's own clock.
+    fn clocked(exp: &Experiment, l: &netmodel::LinkConfig) -> netmodel::LinkConfig {
+        let mut l = l.clone();
+        if let (Some(n), Some(r)) = (&exp.host_noise, l.rate_bps) {
+            l.rate_bps = Some(crate::noise::clocked_rate(n, exp.seed, l.id, r));
+        }
+        l
     }
 
     /// A TCP sender/receiver pair for resolved flow `f` as connection `conn`: `bytes` =
@@ -328,9 +343,12 @@ impl Sim {
 
     /// Make sure target (kind, idx) wakes at `t` (or earlier if already scheduled earlier).
     fn wake(&mut self, kind: Kind, idx: u32, t: Option<u64>) {
-        let Some(t) = t else { return };
-        let t = t.max(self.now);
+        let Some(mut t) = t else { return };
         let tg = self.target(kind, idx);
+        if let (Some(n), false) = (self.noise.as_deref_mut(), kind == Kind::Link) {
+            t = n.slacken(tg, t); // a host timer fires after its slack
+        }
+        let t = t.max(self.now);
         if t < self.sched[tg] || self.sched[tg] < self.now {
             self.sched[tg] = t;
             self.push(t, kind, idx);
@@ -355,7 +373,8 @@ impl Sim {
                 4 => Kind::Stop,
                 5 => Kind::Sample,
                 6 => Kind::App,
-                _ => Kind::Arrival,
+                7 => Kind::Arrival,
+                _ => Kind::Exit,
             };
             match kind {
                 Kind::Link | Kind::Sender | Kind::Receiver => {
@@ -377,6 +396,7 @@ impl Sim {
                 Kind::Sample => self.on_sample(),
                 Kind::App => self.on_app(idx),
                 Kind::Arrival => self.on_arrival(idx),
+                Kind::Exit => self.on_exit(idx),
             }
         }
         self.now = self.now.max(until);
@@ -392,7 +412,11 @@ impl Sim {
             if self.capture.is_some() {
                 self.capture_exit(l, m);
             }
-            self.forward(m);
+            if self.noise.is_some() {
+                self.exit_noisy(l, m);
+            } else {
+                self.forward(m, false);
+            }
         }
         self.collect_drops(l);
         let t = self.links[l as usize].next_event_time();
@@ -425,6 +449,52 @@ impl Sim {
         self.drop_scratch.clear();
     }
 
+    /// Host noise on: a packet left link `l`; the next node takes it after its processing
+    /// delay. Arrival at a host is recorded now (the moment it reaches the host, as the
+    /// emulator records the write into the host's TUN).
+    fn exit_noisy(&mut self, l: u32, m: PktMeta) {
+        let hop = ((m.id & HOP_MASK) >> HOP_SHIFT) as usize + 1;
+        let route = &self.routes[self.conn_flow[m.flow as usize] as usize];
+        let to_host = hop >= if m.id & ACK_BIT != 0 { route.1.len() } else { route.0.len() };
+        if to_host {
+            let p = self.pkts.items[(m.id & IDX_MASK) as usize];
+            let data = match p.seg {
+                Seg::Data(d) => !d.syn,
+                Seg::Udp => true,
+                Seg::Ack(_) => false,
+            };
+            if data {
+                self.data_in_net -= 1;
+                self.rec.delivered(self.now, p.flow, p.size, p.sent_ns, p.rec);
+            }
+        }
+        let noise = self.noise.as_deref_mut().expect("noise on");
+        if noise.push_exit(l, self.now, m, to_host) {
+            let t = noise.front(l).expect("just queued");
+            self.push(t, Kind::Exit, l);
+        }
+    }
+
+    /// Link `l`'s exit FIFO hands over every packet due by now.
+    fn on_exit(&mut self, l: u32) {
+        let now = self.now;
+        loop {
+            let noise = self.noise.as_deref_mut().expect("noise on");
+            let q = &mut noise.exits[l as usize].queue;
+            match q.front() {
+                Some(&(t, m)) if t <= now => {
+                    q.pop_front();
+                    self.forward(m, true);
+                }
+                Some(&(t, _)) => {
+                    self.push(t, Kind::Exit, l);
+                    return;
+                }
+                None => return,
+            }
+        }
+    }
+
     /// Put a packet onto link `l` now.
     fn enqueue(&mut self, l: u32, meta: PktMeta) {
         if self.capture.is_some() {
@@ -437,7 +507,8 @@ impl Sim {
     }
 
     /// A packet reached the far end of its current link: next hop or its destination host.
-    fn forward(&mut self, meta: PktMeta) {
+    /// `recorded`: its arrival at the host was already recorded ([`Sim::exit_noisy`]).
+    fn forward(&mut self, meta: PktMeta, recorded: bool) {
         let conn = meta.flow;
         let hop = ((meta.id & HOP_MASK) >> HOP_SHIFT) + 1;
         let route = &self.routes[self.conn_flow[conn as usize] as usize];
@@ -453,7 +524,7 @@ impl Sim {
         match p.seg {
             Seg::Data(mut seg) => {
                 seg.ce = meta.ecn == netmodel::ECN_CE; // a queue on the way may have marked it
-                if !seg.syn {
+                if !seg.syn && !recorded {
                     self.data_in_net -= 1;
                     self.rec.delivered(now, p.flow, p.size, p.sent_ns, p.rec);
                 }
@@ -475,8 +546,10 @@ impl Sim {
                 }
             }
             Seg::Udp => {
-                self.data_in_net -= 1;
-                self.rec.delivered(now, p.flow, p.size, p.sent_ns, p.rec);
+                if !recorded {
+                    self.data_in_net -= 1;
+                    self.rec.delivered(now, p.flow, p.size, p.sent_ns, p.rec);
+                }
                 if let Some(Endpoint::Udp { delivered_payload, .. }) = self.conns[conn as usize].as_deref_mut().map(|c| &mut c.ep) {
                     *delivered_payload += (p.size - UDP_HDR_BYTES) as u64;
                 }
@@ -689,7 +762,7 @@ impl Sim {
             self.push(next, Kind::Arrival, f);
         }
         let c = self.conns.len() as u32;
-        assert!((c as u64) <= EV_IDX_MASK, "more than 2^29 connections");
+        assert!((c as u64) <= EV_IDX_MASK, "more than 2^28 connections");
         let ep = Self::tcp_endpoint(self.ext.as_deref(), &self.tcp, &self.cfgs[f as usize], self.seed, c, self.tcp.mss, Some(Some(size)))
             .expect("scheme checked at construction");
         self.conns.push(Some(Box::new(Conn { ep, active: true, app: None })));

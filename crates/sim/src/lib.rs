@@ -5,12 +5,14 @@
 //! * [`tcp`]: a TCP endpoint faithful to Linux defaults; [`cc`]: congestion control.
 //! * [`output`]: the run's tables (recorded through `netmodel::records`) and counters.
 //! * [`capture`]: optional pcapng capture with synthesised IPv4/TCP headers.
+//! * [`noise`]: host and router timing noise (on unless the experiment asks for exact timing).
 //! * [`workload`]: application models (rate-limited, on/off) and short-flow arrivals.
 
 pub mod capture;
 pub mod cc;
 pub mod engine;
 pub mod experiment;
+pub mod noise;
 pub mod output;
 pub mod tcp;
 pub mod workload;

@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from .units import QueueLimit
+from .host import default_noise
 
 SCHEMA_VERSION = 1
 #: IP packet = mss + 52 bytes (20 IP + 20 TCP + 12 timestamp option).
@@ -84,6 +85,8 @@ class RunSpec:
     central: LinkSpec = field(default_factory=LinkSpec)
     bdp_rtt_ns: int | None = None   # overrides each flow's base RTT in BDP computations
     topology: Any = None            # topology.Topology: a general graph instead of the dumbbell
+    #: Resolved timing noise of hosts and routers (host.py); None = exact timing.
+    host_noise: dict[str, Any] | None = field(default_factory=default_noise)
 
 
 def bdp_packets(bdp_bytes: Fraction, mss: int) -> int:

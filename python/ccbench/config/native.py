@@ -11,6 +11,7 @@ from .links import LINK_RESERVED, SIDE_CONDITION_KEYS, parse_central, parse_side
 from .model import DEFAULT_TCP, GroupSpec, RunSpec
 from .profiles import PROFILES, profile_values
 from .pyschemes import is_python_scheme, parse_python_scheme
+from .host import default_noise, noise_model
 from .schemes import Registry
 from .topology import check_dumbbell_groups, parse_group_endpoints, parse_topology
 from .workloads import UDP, parse_group_workload
@@ -18,11 +19,12 @@ from .units import U64_MAX, parse_bool, parse_int, parse_payload_size, parse_tim
 
 TOP_KEYS = [Key("duration", required=True), Key("seed"), Key("mss"),
             Key("sample-interval"), Key("packets", ("record-packets",)),
-            Key("hist-bucket"), Key("bdp-rtt"), Key("tcp"), Key("central"),
+            Key("hist-bucket"), Key("bdp-rtt"), Key("tcp"), Key("host"), Key("central"),
             Key("topology"), Key("flows", required=True), Key("expect")]
 TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.load_experiment)
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
+HOST_KEYS = [Key("noise")]
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
             Key("slow-start-after-idle"), Key("tlp"), Key("sack-compression"), Key("profile")]
@@ -235,6 +237,14 @@ def _secs(ns: int) -> str:
     return f"{ns / SEC:g}s"
 
 
+def _parse_host(value: Any, path: tuple, errs: Collector) -> dict[str, Any] | None:
+    """The top-level ``host:`` mapping -> the resolved ``host_noise`` (host.py)."""
+    h = take(value, path, HOST_KEYS, errs, what="a mapping (host: {noise: exact})")
+    if h is None or "noise" not in h:
+        return default_noise()
+    return noise_model(h["noise"][0], h["noise"][1], errs)
+
+
 def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None = None,
                  errs: Collector) -> tuple[RunSpec, list[GroupSpec]] | None:
     if isinstance(doc, dict):
@@ -276,6 +286,8 @@ def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None
     run.record_packets = get(d, "packets", parse_bool, errs, True)
     run.bdp_rtt_ns = get(d, "bdp-rtt", parse_time, errs, None, bare_ns=MS, what="an RTT")
     run.tcp = _parse_tcp(d, errs, run.mss)
+    if "host" in d:
+        run.host_noise = _parse_host(*d["host"], errs)
     run.central = parse_central(d, errs)
     if "topology" in d:
         if "central" in d:

@@ -90,6 +90,7 @@ def experiment(run: RunSpec, nodes: list[dict], links: list[DirectedLink],
                   for l in links],
         "bottleneck_links": bottleneck_links,
         "flows": flows,
+        "host_noise": run.host_noise,
     }
 
 
