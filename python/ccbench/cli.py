@@ -637,6 +637,8 @@ def build_parser() -> argparse.ArgumentParser:
         v.set_defaults(fn=fn)
     from .studies.cli import add_parser as add_study_parser
     add_study_parser(sub)
+    from .agree import add_parser as add_agree_parser
+    add_agree_parser(sub)
     return p
 
 

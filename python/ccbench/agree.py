@@ -1,0 +1,294 @@
+"""`ccbench agree`: the simulator-vs-kernel agreement matrix (docs/fidelity.md).
+
+Factors and their levels (``FACTORS``): scheme, central rate, queue in BDP, base RTT, number of
+flows and queue discipline. The full product (3^6 = 729 points) is hours of real time per repeat
+on the kernel, so by default the matrix is a **covering array of strength 2**: a set of points
+in which every pair of levels of every two factors occurs at least once (``covering_array``,
+greedy, verified by ``uncovered_pairs``). ``--design full`` runs the whole product.
+
+The points become one campaign (``sweep.zip`` over the factor columns, ``repeats`` R) that the
+campaign layer runs on the simulator (``DIR/sim``) and on the emulation backend (``DIR/kernel``);
+both are resumable like any ``ccbench sweep``. The comparison is per point over the repeats:
+per-flow throughput (mean over a run's flows), median and p95 one-way delay, loss and Jain's
+index, each as mean and standard deviation across repeats. A cell is *marked* when the
+simulator's mean differs from the kernel's by more than the tolerance (throughput 5 %, delays
+10 %, Jain 0.05; loss: 10 % relative and 0.1 percentage points) **and** lies outside the
+kernel's own range over its repeats (min..max): a difference the kernel shows between two of
+its own repeats is not held against the simulator.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+#: Factor name -> (campaign key path, levels as written in an experiment file).
+FACTORS: dict[str, tuple[str, list[Any]]] = {
+    "scheme": ("flows[0].scheme", ["reno", "cubic", "bbr"]),
+    "rate": ("central.rate", ["10Mbit", "100Mbit", "1Gbit"]),
+    "bdp": ("queue_bdp", [0.5, 1, 4]),
+    "rtt": ("rtt_ms", [10, 40, 100]),
+    "flows": ("flows[0].flows", [1, 2, 4]),
+    "aqm": ("aqm", ["droptail", "codel", "fq_codel"]),
+}
+METRICS = [("tput", "avg_tput_mbps"), ("median", "median_delay_ms"),
+           ("p95", "p95_delay_ms"), ("loss", "loss_pct"), ("jain", "jain")]
+TOL = {"tput": 0.05, "median": 0.10, "p95": 0.10, "loss": 0.10, "jain": 0.05}
+LOSS_ABS = 0.1  # percentage points: loss differences below this are never marked
+
+
+def covering_array(levels: list[int]) -> list[tuple[int, ...]]:
+    """Rows of level indices covering every pair of levels of every two factors (strength 2).
+
+    Greedy (AETG-like, deterministic): repeatedly add the row of the full product that covers
+    the most pairs not yet covered, the first such row in product order on ties."""
+    pairs = [(i, j) for i in range(len(levels)) for j in range(i + 1, len(levels))]
+    todo = {(i, a, j, b) for i, j in pairs for a in range(levels[i]) for b in range(levels[j])}
+    cands = list(itertools.product(*[range(n) for n in levels]))
+    rows: list[tuple[int, ...]] = []
+    while todo:
+        best, gain = None, -1
+        for r in cands:
+            g = sum((i, r[i], j, r[j]) in todo for i, j in pairs)
+            if g > gain:
+                best, gain = r, g
+        rows.append(best)
+        todo -= {(i, best[i], j, best[j]) for i, j in pairs}
+    return rows
+
+
+def uncovered_pairs(rows: list[tuple[int, ...]], levels: list[int]) -> int:
+    """How many level pairs ``rows`` misses (0 for a covering array)."""
+    seen = {(i, r[i], j, r[j]) for r in rows for i in range(len(levels))
+            for j in range(i + 1, len(levels))}
+    total = sum(levels[i] * levels[j] for i in range(len(levels))
+                for j in range(i + 1, len(levels)))
+    return total - len(seen)
+
+
+@dataclass
+class Matrix:
+    """The chosen factor levels and design."""
+    factors: dict[str, list[Any]]
+    design: str = "pairs"          # "pairs" (covering array) or "full"
+    repeats: int = 3
+    duration: float = 20.0
+
+    def points(self) -> list[dict[str, Any]]:
+        names = list(self.factors)
+        levels = [len(self.factors[n]) for n in names]
+        if self.design == "full":
+            rows = list(itertools.product(*[range(n) for n in levels]))
+        elif self.design == "pairs":
+            rows = covering_array(levels)
+        else:
+            raise ValueError(f"design {self.design!r}: use 'pairs' or 'full'")
+        return [{n: self.factors[n][r[k]] for k, n in enumerate(names)} for r in rows]
+
+    def campaign(self) -> dict:
+        """The campaign document (a plain dict; ``ccbench sweep`` runs it as YAML too)."""
+        pts = self.points()
+        zip_: dict[str, list] = {}
+        for n in self.factors:
+            key = FACTORS[n][0] if n in FACTORS else n
+            zip_[key] = [p[n] for p in pts]
+        derive = {"central.delay": "unit(rtt_ms / 2, 'ms')",
+                  "central.queue.type": "aqm",
+                  "central.queue.limit": "unit(queue_bdp, 'bdp')"}
+        return {
+            "duration": self.duration, "seed": 1,
+            "central": {"rate": "100Mbit", "delay": "5ms",
+                        "queue": {"type": "droptail", "limit": "1bdp"}},
+            "flows": [{"scheme": "cubic", "flows": 1, "left-delay": "0ms",
+                       "right-delay": "0ms"}],
+            "sweep": {"zip": [zip_], "derive": derive, "repeats": self.repeats,
+                      "label": " ".join("{%s}" % (FACTORS[n][0] if n in FACTORS else n)
+                                        for n in self.factors)},
+        }
+
+
+def parse_levels(spec: str | None) -> dict[str, list[Any]]:
+    """``scheme=reno,cubic;rate=10Mbit`` -> levels replacing the defaults of those factors."""
+    out = {n: list(v[1]) for n, v in FACTORS.items()}
+    if not spec:
+        return out
+    for part in spec.split(";"):
+        if not part.strip():
+            continue
+        name, _, vals = part.partition("=")
+        name = name.strip()
+        if name not in FACTORS or not vals:
+            raise ValueError(f"--levels {part!r}: write FACTOR=v1,v2 with FACTOR one of "
+                             + ", ".join(FACTORS))
+        conv = float if name == "bdp" else int if name in ("rtt", "flows") else str
+        try:
+            out[name] = [conv(v.strip()) for v in vals.split(",")]
+        except ValueError:
+            raise ValueError(f"--levels {name}: {vals!r} are not numbers") from None
+    return out
+
+
+def summarise(index: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per point: each metric's mean, std, min and max across repeats (flows of a run are
+    averaged first; Jain is per run)."""
+    cols = [c for _, c in METRICS]
+    per_run = index.group_by(["point", "repeat"] + keys).agg([pl.col(c).mean() for c in cols])
+    aggs = []
+    for name, c in METRICS:
+        aggs += [pl.col(c).mean().alias(f"{name}_mean"), pl.col(c).std().alias(f"{name}_sd"),
+                 pl.col(c).min().alias(f"{name}_min"), pl.col(c).max().alias(f"{name}_max"),
+                 pl.len().alias("n") if name == "tput" else pl.lit(None).alias(f"_{name}")]
+    out = per_run.group_by(["point"] + keys).agg(aggs).sort("point")
+    return out.select([c for c in out.columns if not c.startswith("_")])
+
+
+def marked(metric: str, sim: float | None, k_mean: float | None, k_min: float | None,
+           k_max: float | None) -> bool:
+    """Is the simulator's value out of tolerance *and* outside the kernel's own range?"""
+    if sim is None or k_mean is None or any(map(_nan, (sim, k_mean))):
+        return False
+    if k_min is not None and k_max is not None and k_min <= sim <= k_max:
+        return False
+    if metric == "jain":
+        return abs(sim - k_mean) > TOL["jain"]
+    if metric == "loss" and abs(sim - k_mean) <= LOSS_ABS:
+        return False
+    if k_mean == 0:
+        return sim != 0
+    return abs(sim - k_mean) / abs(k_mean) > TOL[metric]
+
+
+def _nan(x) -> bool:
+    return isinstance(x, float) and math.isnan(x)
+
+
+def compare(sim: pl.DataFrame, kernel: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """One row per point present on both backends: sim and kernel stats and marks."""
+    s, k = summarise(sim, keys), summarise(kernel, keys)
+    j = s.join(k, on=["point"] + keys, suffix="_k", how="inner")
+    marks = {name: [marked(name, r[f"{name}_mean"], r[f"{name}_mean_k"], r[f"{name}_min_k"],
+                           r[f"{name}_max_k"]) for r in j.iter_rows(named=True)]
+             for name, _ in METRICS}
+    return j.with_columns([pl.Series(f"{n}_marked", v) for n, v in marks.items()])
+
+
+def _fmt(mean, sd, digits) -> str:
+    if mean is None or _nan(mean):
+        return "–"
+    sd = 0.0 if sd is None or _nan(sd) else sd
+    return f"{mean:.{digits}f} ± {sd:.{digits}f}"
+
+
+def table_md(cmp: pl.DataFrame, keys: list[str]) -> str:
+    """The comparison as a Markdown table: sim | kernel per metric, marked cells with ``**``."""
+    heads = [("tput", "tput/flow Mbit/s", 2), ("median", "median OWD ms", 2),
+             ("p95", "p95 OWD ms", 2), ("loss", "loss %", 3), ("jain", "Jain", 3)]
+    lines = ["| point | " + " | ".join(keys) + " | n sim/kernel | "
+             + " | ".join(f"{h} sim | {h} kernel" for _, h, _ in heads) + " |",
+             "|" + "---|" * (2 + len(keys) + 2 * len(heads))]
+    for r in cmp.iter_rows(named=True):
+        cells = [str(r["point"])] + [str(r[c]) for c in keys] + [f"{r['n']}/{r['n_k']}"]
+        for name, _, d in heads:
+            sv = _fmt(r[f"{name}_mean"], r[f"{name}_sd"], d)
+            kv = _fmt(r[f"{name}_mean_k"], r[f"{name}_sd_k"], d)
+            if r[f"{name}_marked"]:
+                sv = f"**{sv}**"
+            cells += [sv, kv]
+        lines.append("| " + " | ".join(cells) + " |")
+    n_marked = sum(int(cmp[f"{n}_marked"].sum()) for n, _ in METRICS)
+    lines.append("")
+    lines.append(f"{len(cmp)} points, {len(cmp) * len(METRICS)} compared cells, "
+                 f"{n_marked} marked (**bold**: out of tolerance and outside the kernel's "
+                 "range over its repeats).")
+    return "\n".join(lines) + "\n"
+
+
+def run_agree(out_dir: str | Path, matrix: Matrix, *, backends=("sim", "kernel"), jobs=None,
+              progress=False, allow_mixed_versions: bool = False) -> dict:
+    """Run (or resume) the matrix on the given backends and write DIR/agree.md, agree.csv,
+    agree.json. Returns {"table": DataFrame or None, "markdown": path or None, ...}."""
+    from . import campaign as _campaign
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = matrix.campaign()
+    import yaml
+    (out / "agree-campaign.yaml").write_text(
+        "# generated by ccbench agree; run one backend with: ccbench sweep THIS -o DIR\n"
+        + yaml.safe_dump(doc, sort_keys=False))
+    camp = _campaign.parse_campaign(doc, source=str(out / "agree-campaign.yaml"))
+    keys = [FACTORS[n][0] if n in FACTORS else n for n in matrix.factors]
+    idx = {}
+    for b in backends:
+        idx[b] = _campaign.sweep(camp, out / b, backend="emu" if b == "kernel" else "sim",
+                                 jobs=1 if b == "kernel" else jobs, progress=progress,
+                                 allow_mixed_versions=allow_mixed_versions)
+    res = {"points": len(matrix.points()), "design": matrix.design, "repeats": matrix.repeats,
+           "table": None, "markdown": None}
+    if not {"sim", "kernel"} <= set(idx) or any(len(v) == 0 for v in idx.values()):
+        return res
+    cmp = compare(idx["sim"], idx["kernel"], keys)
+    md = table_md(cmp, keys)
+    (out / "agree.md").write_text(md)
+    cmp.write_csv(out / "agree.csv")
+    (out / "agree.json").write_text(json.dumps({
+        "design": matrix.design, "repeats": matrix.repeats, "duration_s": matrix.duration,
+        "factors": matrix.factors, "points": len(matrix.points()),
+        "marked": {n: int(cmp[f"{n}_marked"].sum()) for n, _ in METRICS},
+        "tolerance": TOL, "loss_abs_pp": LOSS_ABS}, indent=1) + "\n")
+    res.update(table=cmp, markdown=out / "agree.md", text=md)
+    return res
+
+
+def add_parser(sub) -> None:
+    ag = sub.add_parser(
+        "agree", help="simulator vs kernel agreement matrix: both backends through the "
+        "campaign layer, a table with marked cells",
+        description="Run the agreement matrix (scheme x rate x queue BDP x RTT x flows x AQM, "
+        "with repeats) on the simulator and on the emulation backend (real kernel TCP; root) "
+        "through the campaign layer, then write DIR/agree.md (per-flow throughput, median/p95 "
+        "one-way delay, loss, Jain: mean ± sd on both backends; cells out of tolerance and "
+        "outside the kernel's own range marked), agree.csv and agree.json. The default design "
+        "is a covering array of strength 2 (every pair of levels of every two factors at "
+        "least once); --design full runs the whole product. Resumable: finished runs in DIR "
+        "are kept.")
+    ag.add_argument("-o", "--output", default="results/agree", help="output directory")
+    ag.add_argument("--design", choices=("pairs", "full"), default="pairs")
+    ag.add_argument("--repeats", type=int, default=3)
+    ag.add_argument("--duration", type=float, default=20.0, help="seconds per run")
+    ag.add_argument("--levels", help="replace factor levels, e.g. "
+                    "'scheme=reno,cubic;rate=10Mbit,100Mbit' (factors: "
+                    + ", ".join(FACTORS) + ")")
+    ag.add_argument("--backend", choices=("both", "sim", "kernel"), default="both",
+                    help="run only one side (the table needs both)")
+    ag.add_argument("--dry-run", action="store_true", help="print the points and stop")
+    ag.add_argument("-j", "--jobs", type=int, help="worker processes for the simulator runs")
+    ag.add_argument("--allow-mixed-versions", action="store_true")
+    ag.set_defaults(fn=cmd_agree)
+
+
+def cmd_agree(a) -> int:
+    if a.repeats < 1 or a.duration <= 0:
+        raise ValueError("--repeats must be >= 1 and --duration > 0")
+    m = Matrix(parse_levels(a.levels), design=a.design, repeats=a.repeats, duration=a.duration)
+    pts = m.points()
+    names = list(m.factors)
+    if a.dry_run:
+        print(f"{len(pts)} points ({a.design}; full product "
+              f"{math.prod(len(v) for v in m.factors.values())}), {a.repeats} repeats each")
+        for i, p in enumerate(pts):
+            print(f"  {i:3d}  " + "  ".join(f"{n}={p[n]}" for n in names))
+        return 0
+    backends = ("sim", "kernel") if a.backend == "both" else (a.backend,)
+    res = run_agree(a.output, m, backends=backends, jobs=a.jobs, progress="auto",
+                    allow_mixed_versions=a.allow_mixed_versions)
+    if res["markdown"] is None:
+        print(f"ran {', '.join(backends)}; the table needs both backends' runs in {a.output}")
+        return 0
+    print(res["text"])
+    print(f"wrote {res['markdown']}")
+    return 0

@@ -1,0 +1,107 @@
+"""ccbench agree: covering-array design, marking rule, and a reduced run on both backends."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import polars as pl
+import pytest
+
+from ccbench import agree
+
+
+def test_covering_array_covers_every_pair_with_far_fewer_points():
+    levels = [3, 3, 3, 3, 3, 3]
+    rows = agree.covering_array(levels)
+    assert agree.uncovered_pairs(rows, levels) == 0
+    assert len(rows) <= 16 < 729
+    # A design that misses a pair is caught.
+    assert agree.uncovered_pairs(rows[:-1], levels) > 0
+    # Mixed levels and a factor with one level work too.
+    rows = agree.covering_array([2, 1, 3])
+    assert agree.uncovered_pairs(rows, [2, 1, 3]) == 0 and len(rows) == 6
+
+
+def test_default_matrix_is_the_issue_matrix_and_its_campaign_resolves():
+    from ccbench import campaign
+    m = agree.Matrix(agree.parse_levels(None), repeats=2, duration=5)
+    pts = m.points()
+    for name, (_, levels) in agree.FACTORS.items():
+        assert {p[name] for p in pts} == set(levels)
+    plan = campaign.plan(campaign.parse_campaign(m.campaign()))
+    assert len(plan.runs) == 2 * len(pts)
+    run = next(r for r in plan.runs if r.point.swept["aqm"] == "fq_codel")
+    central = next(l for l in run.experiment["links"] if l["role"] == "central")
+    assert central["queue"]["kind"] == "fq_codel"
+    rtt = run.point.swept["rtt_ms"]
+    assert run.experiment["flows"][0]["base_rtt_ns"] == rtt * 1_000_000
+    full = agree.Matrix(agree.parse_levels("scheme=reno;rate=10Mbit;bdp=1;rtt=10,40"),
+                        design="full")
+    assert len(full.points()) == 2 * 3 * 3  # rtt 2 x flows 3 x aqm 3
+    with pytest.raises(ValueError, match="FACTOR"):
+        agree.parse_levels("speed=1")
+
+
+def test_marking_rule():
+    # Out of the 5 % tolerance and outside the kernel's range -> marked.
+    assert agree.marked("tput", 9.0, 10.0, 9.8, 10.2)
+    # Inside the kernel's own range: never marked, however far from its mean.
+    assert not agree.marked("tput", 9.0, 10.0, 8.5, 11.0)
+    # Within tolerance.
+    assert not agree.marked("tput", 9.7, 10.0, 9.9, 10.1)
+    assert not agree.marked("median", 10.9, 10.0, 10.0, 10.0)
+    assert agree.marked("p95", 11.2, 10.0, 10.0, 10.0)
+    # Jain is absolute.
+    assert agree.marked("jain", 0.90, 0.96, 0.955, 0.97)
+    assert not agree.marked("jain", 0.92, 0.96, 0.955, 0.97)
+    # Loss below 0.1 percentage points apart is not marked even if relatively far.
+    assert not agree.marked("loss", 0.05, 0.1, 0.1, 0.1)
+    assert agree.marked("loss", 0.5, 0.1, 0.1, 0.1)
+
+
+def _index(values, backend):
+    rows = []
+    for point, reps in values.items():
+        for rep, (tput, jain) in enumerate(reps):
+            for flow in range(2):
+                rows.append({"point": point, "repeat": rep, "flow": flow, "scheme": "reno",
+                             "avg_tput_mbps": tput, "median_delay_ms": 10.0,
+                             "p95_delay_ms": 12.0, "loss_pct": 0.5, "jain": jain})
+    return pl.DataFrame(rows)
+
+
+def test_compare_and_table_mark_the_right_cells():
+    sim = _index({0: [(10.0, 0.99), (10.2, 0.98)], 1: [(5.0, 0.99), (5.0, 0.99)]}, "sim")
+    ker = _index({0: [(10.1, 0.99), (10.3, 0.97)], 1: [(6.0, 0.90), (6.2, 0.91)]}, "kernel")
+    cmp = agree.compare(sim, ker, ["scheme"])
+    assert cmp["tput_marked"].to_list() == [False, True]
+    assert cmp["jain_marked"].to_list() == [False, True]
+    assert not cmp["median_marked"].any()
+    md = agree.table_md(cmp, ["scheme"])
+    assert "**5.00 ± 0.00**" in md and "6.10 ± 0.14" in md
+    assert "2 points, 10 compared cells, 2 marked" in md
+
+
+def _emu_ok() -> bool:
+    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or shutil.which("ip") is None:
+        return False
+    from ccbench.backends import emu
+    return emu.binary("engine") is not None and emu.binary("agent") is not None
+
+
+@pytest.mark.skipif(not _emu_ok(), reason="the emulation backend needs root and its binaries")
+def test_reduced_matrix_on_both_backends(tmp_path):
+    """The CI version: 2 points x 2 repeats x 2 s on each backend (~30 s)."""
+    m = agree.Matrix(agree.parse_levels(
+        "scheme=reno,cubic;rate=20Mbit;bdp=1;rtt=20;flows=1;aqm=droptail"),
+        repeats=2, duration=2)
+    res = agree.run_agree(tmp_path / "agree", m, jobs=1)
+    cmp = res["table"]
+    assert cmp is not None and len(cmp) == 2
+    assert cmp["n"].to_list() == [2, 2] and cmp["n_k"].to_list() == [2, 2]
+    # Both backends carry one flow at close to the 20 Mbit/s link (>= 80 % over 2 s).
+    assert (cmp["tput_mean"] > 16).all() and (cmp["tput_mean_k"] > 16).all()
+    text = (tmp_path / "agree" / "agree.md").read_text()
+    assert "| point |" in text and "compared cells" in text
+    assert (tmp_path / "agree" / "sim" / "index.parquet").exists()
+    assert (tmp_path / "agree" / "kernel" / "index.parquet").exists()
