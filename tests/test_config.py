@@ -28,7 +28,7 @@ flows:
 """
 
 TOP_KEYS = {"schema", "duration_ns", "seed", "mss", "sample_interval_ns", "record_packets",
-            "hist_bucket_ns", "tcp", "nodes", "links", "bottleneck_links", "flows"}
+            "hist_bucket_ns", "tcp", "nodes", "links", "bottleneck_links", "flows", "host_noise"}
 FLOW_KEYS = {"id", "group", "label", "scheme", "params", "direction", "src", "dst", "start_ns",
              "stop_ns", "bytes", "path", "rev_path", "base_rtt_ns", "ecn", "tcp"}
 LINK_KEYS = {"id", "name", "src", "dst", "role", "rate_bps", "delay_ns", "queue"}

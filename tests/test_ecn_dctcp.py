@@ -25,8 +25,9 @@ WARMUP_NS = 1_000_000_000
 
 
 def _run(tmp_path, name, flows, queue):
+    # Exact timing: the checks below are exact queue bounds (max == limit, <= K + 2).
     exp = experiment(flows, duration=DURATION, rate="100Mbit", delay="1ms", queue=queue,
-                     packets=False, **{"sample-interval": "1ms"})
+                     packets=False, host={"noise": "exact"}, **{"sample-interval": "1ms"})
     res = run(tmp_path, exp, name=name)
     bl = res.experiment["bottleneck_links"][0]
     q = res.queues.filter((pl.col("link") == bl) & (pl.col("time_ns") > WARMUP_NS))

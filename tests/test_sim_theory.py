@@ -43,7 +43,7 @@ def test_full_droptail_queue_delay(tmp_path):
     120 ms (CoCo-Beholder's ≈121 ms comes from netem also counting 14-byte Ethernet headers:
     1000 × 1514 B × 8 / 100 Mbit/s = 121.1 ms)."""
     exp = experiment([{"scheme": "reno", "flows": 1, "direction": "->"}], duration=20,
-                     queue=1000)
+                     queue=1000, host={"noise": "exact"})  # an exact analytic value
     res = run(tmp_path, exp)
     flow = res.experiment["flows"][0]
     links = res.experiment["links"]
