@@ -227,6 +227,11 @@ def run_agree(out_dir: str | Path, matrix: Matrix, *, backends=("sim", "kernel")
         idx[b] = _campaign.sweep(camp, out / b, backend="emu" if b == "kernel" else "sim",
                                  jobs=1 if b == "kernel" else jobs, progress=progress,
                                  allow_mixed_versions=allow_mixed_versions)
+    for b in ("sim", "kernel"):
+        # A side not run now: the index it left in DIR (e.g. re-run the simulator after a
+        # model change against the kernel runs already made).
+        if b not in idx and (out / b / "index.parquet").exists():
+            idx[b] = pl.read_parquet(out / b / "index.parquet")
     res = {"points": len(matrix.points()), "design": matrix.design, "repeats": matrix.repeats,
            "table": None, "markdown": None}
     if not {"sim", "kernel"} <= set(idx) or any(len(v) == 0 for v in idx.values()):
@@ -264,7 +269,8 @@ def add_parser(sub) -> None:
                     "'scheme=reno,cubic;rate=10Mbit,100Mbit' (factors: "
                     + ", ".join(FACTORS) + ")")
     ag.add_argument("--backend", choices=("both", "sim", "kernel"), default="both",
-                    help="run only one side (the table needs both)")
+                    help="run only one side; the table then uses the other side's runs "
+                         "already in DIR")
     ag.add_argument("--dry-run", action="store_true", help="print the points and stop")
     ag.add_argument("-j", "--jobs", type=int, help="worker processes for the simulator runs")
     ag.add_argument("--allow-mixed-versions", action="store_true")

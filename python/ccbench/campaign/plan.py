@@ -40,7 +40,10 @@ def derive_seed(base_seed: int, point: dict | None, repeat: int) -> int:
 
 def run_key(experiment: dict, backend: str, seed: int, version: str) -> str:
     """Content address of a run: SHA-256 of the resolved experiment, backend, seed and ccbench
-    version (first 20 hex digits)."""
+    version (first 20 hex digits). The emulation backend ignores the simulator's host noise
+    model (its hosts are real), so ``host_noise`` is not part of an emulated run's key."""
+    if backend == "emu":
+        experiment = {k: v for k, v in experiment.items() if k != "host_noise"}
     text = json.dumps({"experiment": experiment, "backend": backend, "seed": seed,
                        "ccbench_version": version}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:20]
