@@ -188,7 +188,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
             import shutil
             shutil.rmtree(cap_dir, ignore_errors=True)
     if cap_dir is not None:
-        from .capture.importer import write_mapping
+        from .capture.export import write_mapping
         write_mapping(load(path), path / "pcap")
     if reload:
         return load(path)

@@ -12,13 +12,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import yaml
+
 #: Default bytes kept per packet: the IPv4 and TCP headers with every option (20 + 60).
 DEFAULT_SNAPLEN = 80
 PCAP_DIR = "pcap"
+MAPPING_FILE = "mapping.yaml"
 
-
-class CaptureError(ValueError):
-    """A capture cannot be written or read as asked (message names the fix)."""
+from .errors import CaptureError  # noqa: E402,F401 (re-exported: ccbench.capture.CaptureError)
 
 
 def host_addresses(experiment: dict) -> dict[str, str]:
@@ -95,10 +96,29 @@ def export_pcap(results, out_dir: str | Path | None = None, *, snaplen: int = DE
         shutil.move(str(tmp / "pcap"), str(out))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    from .importer import write_mapping
     write_mapping(results, out)
     if out == results.path / PCAP_DIR:
         meta = json.loads((results.path / "metadata.json").read_text())
         meta["capture"] = summary
         (results.path / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return summary
+
+
+def write_mapping(results, pcap_dir: Path) -> Path:
+    """mapping.yaml beside an export's files: each flow's endpoints and the captures at its
+    sender and receiver, and the run's resolved experiment, so `ccbench import pcap DIR`
+    rebuilds the run (the round trip of docs/captures.md)."""
+    from ..backends.emu.common import PORT_BASE
+    exp = results.experiment
+    addr = host_addresses(exp)
+    flows = []
+    for f in exp["flows"]:
+        flows.append({"sender": addr[f["src"]], "receiver": f"{addr[f['dst']]}:{PORT_BASE + f['id']}",
+                      "scheme": f["scheme"], "label": f["label"],
+                      "sender_capture": f"{f['src']}.pcapng",
+                      "receiver_capture": f"{f['dst']}.pcapng"})
+    p = Path(pcap_dir) / MAPPING_FILE
+    p.write_text("# written by ccbench export pcap: `ccbench import pcap " + str(pcap_dir) +
+                 " -o DIR` rebuilds the run from these captures\n" +
+                 yaml.safe_dump({"flows": flows, "experiment": exp}, sort_keys=False))
+    return p

@@ -38,10 +38,10 @@ import numpy as np
 import polars as pl
 import yaml
 
-from .export import CaptureError
+from .errors import CaptureError
+from .export import MAPPING_FILE
 from .scan import int_to_ip, ip_to_int, read_capture
 
-MAPPING_FILE = "mapping.yaml"
 _COLS = ["ts_ns", "src", "dst", "sport", "dport", "proto", "seq", "ack", "flags", "payload",
          "ip_len", "key"]
 SYN, ACKF = 0x02, 0x10
@@ -435,24 +435,3 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
                    "captures": caps.counts, "warnings": warnings},
     }
     return load(write_results(out_dir, tables, meta))
-
-
-def write_mapping(results, pcap_dir: Path) -> Path:
-    """mapping.yaml beside an export's files: each flow's endpoints and the captures at its
-    sender and receiver, and the run's resolved experiment, so `ccbench import pcap DIR`
-    rebuilds the run (the round trip of docs/captures.md)."""
-    from .export import host_addresses
-    from ..backends.emu.common import PORT_BASE
-    exp = results.experiment
-    addr = host_addresses(exp)
-    flows = []
-    for f in exp["flows"]:
-        flows.append({"sender": addr[f["src"]], "receiver": f"{addr[f['dst']]}:{PORT_BASE + f['id']}",
-                      "scheme": f["scheme"], "label": f["label"],
-                      "sender_capture": f"{f['src']}.pcapng",
-                      "receiver_capture": f"{f['dst']}.pcapng"})
-    p = Path(pcap_dir) / MAPPING_FILE
-    p.write_text("# written by ccbench export pcap: `ccbench import pcap " + str(pcap_dir) +
-                 " -o DIR` rebuilds the run from these captures\n" +
-                 yaml.safe_dump({"flows": flows, "experiment": exp}, sort_keys=False))
-    return p
