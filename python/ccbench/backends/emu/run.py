@@ -242,11 +242,15 @@ class Emulation(CommandFlows):
         self.setup_hosts()
         self.start_engine()
         self.start_command_servers()
-        lead = 300_000_000 + 40_000_000 * len(self.exp["flows"])
+        # Time the agents get to start before t0: 1 s + 50 ms per flow. At 0.3 s + 40 ms a third
+        # of the kernel runs on a 2-core machine at load average 15-20 missed it.
+        lead = 1_000_000_000 + 50_000_000 * len(self.exp["flows"])
         t0 = time.monotonic_ns() + lead
         clients = self.start_agents(t0)
         if time.monotonic_ns() >= t0 - 20_000_000:
-            raise EmuError("starting the agents took longer than the lead time before t0")
+            raise EmuError(f"starting the agents took longer than the {lead / 1e9:.2f} s lead "
+                           "time before t0 (the machine is too busy: run emulations on an "
+                           "otherwise idle machine)")
         self.engine.stdin.write(f"go {t0}\n")
         self.engine.stdin.flush()
         cpu_a = _cpu_times()
