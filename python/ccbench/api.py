@@ -21,8 +21,6 @@ import platform
 import subprocess
 from pathlib import Path
 
-import yaml
-
 from . import config as _config
 from .config.errors import ConfigError, ConfigErrors
 from .results import Results, load
@@ -33,10 +31,12 @@ __version__ = "0.1.0"
 
 
 def _read_yaml(path: Path):
+    """The document's data, or None when it cannot be read or parsed (the config layer then
+    reports why, with the line). Shape-guarded: no alias bomb or deep nesting gets through."""
     try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError:
-        return None  # the config layer reports syntax errors with line numbers
+        return _config.read_yaml(path).data
+    except _config.ConfigErrors:
+        return None
 
 
 def _results(results: Results | str | Path) -> Results:
@@ -49,7 +49,10 @@ def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | N
     top-level list of flow groups) with the central link given by `coco` options
     (base, delta, step, jitter, runtime, rate, max_delay_us, queue, first_queue, second_queue)."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise FileNotFoundError(f"experiment file {path} is a directory, not a file; "
+                                "give the YAML file inside it")
+    if not path.exists():
         raise FileNotFoundError(f"experiment file {path} does not exist")
     doc = _read_yaml(path)
     if isinstance(doc, list):
@@ -106,7 +109,8 @@ def _git_commit() -> str | None:
 def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         seed: int | None = None, packets: bool | None = None, progress=False,
         overwrite: bool = True, source: str | None = None, backend: str = "sim",
-        reload: bool = True, pcap: int | None = None) -> Results:
+        reload: bool = True, pcap: int | None = None, budget: bool = True,
+        memory_budget: int | str | None = None) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict or a path to an experiment file. `seed` and
@@ -114,7 +118,11 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     kernel TCP in network namespaces, docs/emulation.md; needs root). `pcap`: also write
     pcapng captures to DIR/pcap/, keeping this many bytes per packet (0 = whole packets;
     docs/captures.md). Returns the loaded `Results` (``reload=False``: the tables as
-    computed, without reading them back)."""
+    computed, without reading them back).
+
+    Before anything runs, the run's memory and time are estimated (ccbench.budget) and a
+    run over budget raises ``budget.BudgetError`` with the estimate; ``memory_budget``
+    (bytes) replaces the default (80 % of the available memory), ``budget=False`` skips it."""
     from .backends import sim as _sim
 
     if backend == "both":
@@ -134,6 +142,8 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     if out_dir is None:
         stem = Path(source).stem if source else "experiment"
         out_dir = Path("results") / stem
+    from . import budget as _budget
+    _budget.check(exp, memory_budget=memory_budget, enabled=budget)
     emu_meta = stats = None
     cap_dir = cap_summary = None
     if pcap is not None:
@@ -215,7 +225,8 @@ def import_pcap(inputs, out_dir: str | Path, *, mapping=None, coco: bool | None 
 
 def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
              seed: int | None = None, packets: bool | None = None, progress=False,
-             source: str | None = None, interval: float = 0.5, plots: bool = True):
+             source: str | None = None, interval: float = 0.5, plots: bool = True,
+             budget: bool = True, memory_budget: int | None = None):
     """Run the same resolved experiment on the simulator (OUT/sim) and on the emulator
     (OUT/emu, real kernel TCP; needs root), then compare them (OUT/compare: compare.txt,
     compare.csv, overlay plots and report.html; without `plots` only the two tables). Returns
@@ -231,7 +242,8 @@ def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *
     _sim.check_supported(experiment)
     from .doctor import preflight
     preflight(experiment)  # fail before the simulator spends time when emu cannot run here
-    kw = dict(seed=seed, packets=packets, progress=progress, source=source)
+    kw = dict(seed=seed, packets=packets, progress=progress, source=source, budget=budget,
+              memory_budget=memory_budget)
     sim = run(experiment, out / "sim", backend="sim", **kw)
     emu = run(experiment, out / "emu", backend="emu", **kw)
     c = compare(sim, emu, interval=interval)

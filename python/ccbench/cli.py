@@ -60,6 +60,19 @@ def _load(a):
     return api.load_experiment(a.file, seed=a.seed, coco=_coco(a), lenient=a.lenient)
 
 
+def _budget_opts(a) -> dict:
+    return {"budget": not getattr(a, "no_budget", False),
+            "memory_budget": getattr(a, "memory_budget", None)}
+
+
+def _add_budget_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory-budget", metavar="SIZE",
+                   help="refuse a run estimated to need more memory than SIZE (e.g. 16G; "
+                        "default 80%% of the available memory)")
+    p.add_argument("--no-budget", action="store_true",
+                   help="run even when the memory or time estimate exceeds the budget")
+
+
 def cmd_run(a) -> int:
     from . import api
     exp = _load(a)
@@ -73,7 +86,8 @@ def cmd_run(a) -> int:
         return _run_both(a, exp, out)
     try:
         res = api.run(exp, out, packets=False if a.no_packets else None, progress=not a.quiet,
-                      source=str(a.file), backend=backend, pcap=_pcap_snaplen(a))
+                      source=str(a.file), backend=backend, pcap=_pcap_snaplen(a),
+                      **_budget_opts(a))
     except RuntimeError as e:  # doctor.EmuUnavailable, emu.EmuError, sim.NotOnSimulator
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -86,7 +100,7 @@ def _run_both(a, exp, out: Path) -> int:
     try:
         c = api.run_both(exp, out, packets=False if a.no_packets else None,
                          progress=not a.quiet, source=str(a.file), interval=a.interval,
-                         plots=not a.no_plots)
+                         plots=not a.no_plots, **_budget_opts(a))
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -496,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "namespaces (root; see `ccbench doctor`); both: sim and emu into "
                         "OUT/sim and OUT/emu, their comparison into OUT/compare")
     _add_pcap_run_args(r)
+    _add_budget_args(r)
     _add_coco_args(r)
     r.set_defaults(fn=cmd_run)
 

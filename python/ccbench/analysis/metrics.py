@@ -143,10 +143,12 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
     if stat_mode not in STAT_MODES:
         raise ValueError(f"unknown stat_mode {stat_mode!r}; valid: {', '.join(STAT_MODES)}")
     mode = resolve_mode(results, mode)
-    I_ns = _interval_ns(interval)
-    I_s = I_ns / 1e9
     exp = results.experiment
     g = make_grouping(exp["flows"], grouping, subset_fields)
+    from ..budget import check_interval
+    check_interval(interval, exp["duration_ns"], len(g.curves) + 1)
+    I_ns = _interval_ns(interval)
+    I_s = I_ns / 1e9
     cmap = curve_map(g)
     gather = gather_packets if mode == "packets" else gather_aggregate
     sent, tot, slots, quantiles = gather(results, cmap, I_ns)

@@ -32,10 +32,11 @@ def is_campaign_file(path: str | Path) -> bool:
     path = Path(path)
     if path.suffix not in (".yaml", ".yml") or not path.is_file():
         return False
-    import yaml
+    from ..config.yamlsrc import read_yaml
+    from ..config.errors import ConfigErrors
     try:
-        return is_campaign(yaml.safe_load(path.read_text()))
-    except yaml.YAMLError:
+        return is_campaign(read_yaml(path).data)   # shape-guarded (alias bombs, depth)
+    except ConfigErrors:
         return False
 
 

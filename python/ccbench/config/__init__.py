@@ -39,7 +39,7 @@ from .yamlsrc import Source, parse_yaml, read_yaml
 
 __all__ = ["resolve", "load", "load_coco", "resolve_coco", "validate", "is_coco_layout",
            "ConfigError", "ConfigErrors", "NotSupportedError",
-           "SCHEMA_VERSION", "HEADER_BYTES", "parse_rate", "parse_time", "parse_queue",
+           "SCHEMA_VERSION", "HEADER_BYTES", "read_yaml", "parse_rate", "parse_time", "parse_queue",
            "bdp_packets"]
 
 

@@ -46,6 +46,89 @@ class Source:
         return err
 
 
+#: Deepest nesting of mappings/lists accepted (real experiment files stay under ~10).
+MAX_DEPTH = 64
+#: Most nodes a document may hold once every alias is expanded (a 100 000-point inline
+#: series is ~300 000 nodes).
+MAX_NODES = 2_000_000
+#: Largest YAML text read (experiment and campaign files; traces are read elsewhere).
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def _shape_error(name: str, line: int | None, message: str, hint: str) -> ConfigErrors:
+    return ConfigErrors([ConfigError((), message, hint, source=name, line=line)])
+
+
+def _check_depth(text: str, name: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH from the event stream (PyYAML's composer and
+    everything after it recurse once per level). Syntax errors are left to the composer."""
+    depth = 0
+    try:
+        for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _shape_error(
+                        name, ev.start_mark.line + 1,
+                        f"the document nests deeper than {MAX_DEPTH} levels",
+                        "an experiment file needs only a few levels; check for runaway "
+                        "brackets or indentation")
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return
+
+
+def _check_size(root: yaml.Node, name: str) -> None:
+    """Count the nodes the document has with every alias expanded, without expanding it
+    (each distinct node is visited once; its expanded size is memoised). Refuses a
+    self-referencing alias and more than MAX_NODES nodes."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            total = 1
+            if isinstance(node, yaml.MappingNode):
+                total += sum(size[id(k)] + size[id(v)] for k, v in node.value)
+            elif isinstance(node, yaml.SequenceNode):
+                total += sum(size[id(c)] for c in node.value)
+            size[key] = total
+            if total > MAX_NODES:
+                raise _shape_error(
+                    name, node.start_mark.line + 1,
+                    f"the document expands to more than {MAX_NODES:,} values once its "
+                    "aliases (*name) are expanded",
+                    "aliases that repeat other aliases multiply (an alias bomb); write the "
+                    "values out or use fewer levels of aliases")
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise _shape_error(name, node.start_mark.line + 1,
+                               "an alias (*name) refers to a value that contains it",
+                               "a recursive document cannot be an experiment; remove the alias")
+        on_path.add(key)
+        stack.append((node, True))
+        if isinstance(node, yaml.MappingNode):
+            children = [c for kv in node.value for c in kv]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        for c in children:
+            if id(c) not in size:
+                if id(c) in on_path:
+                    raise _shape_error(
+                        name, node.start_mark.line + 1,
+                        "an alias (*name) refers to a value that contains it",
+                        "a recursive document cannot be an experiment; remove the alias")
+                stack.append((c, False))
+
+
 def _walk(node: yaml.Node, path: tuple, lines: dict, errors: list) -> None:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
@@ -67,10 +150,18 @@ def _walk(node: yaml.Node, path: tuple, lines: dict, errors: list) -> None:
 
 
 def parse_yaml(text: str, name: str = "<string>") -> Source:
-    """Parse YAML text. Syntax errors and duplicate keys raise :class:`ConfigErrors`."""
+    """Parse YAML text. Syntax errors, duplicate keys, nesting deeper than MAX_DEPTH and
+    alias expansion beyond MAX_NODES raise :class:`ConfigErrors`."""
+    if len(text) > MAX_BYTES:
+        raise _shape_error(name, None, f"the file holds {len(text):,} characters, more than "
+                           f"the {MAX_BYTES:,} an experiment file may have",
+                           "put long series in a trace file (docs/network-conditions.md)")
+    _check_depth(text, name)
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _check_size(node, name)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -98,12 +189,43 @@ def parse_yaml(text: str, name: str = "<string>") -> Source:
     return src
 
 
-def read_yaml(path) -> Source:
+def read_text(path, what: str = "file") -> str:
+    """The UTF-8 text of ``path``; a missing file, a directory, a device or FIFO, bytes that
+    are not UTF-8 and an oversized file each raise a one-line :class:`ConfigErrors`."""
+    import os
+    import stat
     name = str(path)
+
+    def fail(message: str, hint: str):
+        return ConfigErrors([ConfigError((), message, hint, source=name)])
+
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        st = os.stat(path)
     except OSError as e:
-        raise ConfigErrors([ConfigError((), f"cannot read {name}: {e.strerror or e}",
-                                        "check the file name", name, source=name)]) from None
-    return parse_yaml(text, name)
+        raise fail(f"cannot read {what} {name}: {e.strerror or e}",
+                   "check the file name") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise fail(f"{name} is a directory, not a {what}", "give the YAML file inside it")
+    if not stat.S_ISREG(st.st_mode):
+        raise fail(f"{name} is not a regular file (a device, FIFO or socket)",
+                   f"give a YAML {what} on disk")
+    if st.st_size > MAX_BYTES:
+        raise fail(f"{name} is {st.st_size:,} bytes, more than the {MAX_BYTES:,} a {what} "
+                   "may have", "put long series in a trace file (docs/network-conditions.md)")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise fail(f"cannot read {what} {name}: {e.strerror or e}",
+                   "check the file's permissions") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise ConfigErrors([ConfigError(
+            (), f"{name} is not UTF-8 text (byte 0x{raw[e.start]:02x} on line {line})",
+            "save the file as UTF-8; is it the right file?", source=name, line=line)]) from None
+
+
+def read_yaml(path) -> Source:
+    return parse_yaml(read_text(path), str(path))

@@ -1,0 +1,161 @@
+"""Budgets before work (issue 11, class 1): bounded YAML documents, run estimates refused
+over the memory/time budget with the estimate in the message, analysis intervals."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import ccbench
+from ccbench import budget, config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, cwd=None, timeout=120):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    return subprocess.run([sys.executable, "-m", "ccbench", *map(str, args)], cwd=cwd or ROOT,
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+BOMB = "\n".join(
+    [f"{c}: &{c} [{', '.join(['x'] * 9)}]" if i == 0 else
+     f"{c}: &{c} [{', '.join(['*' + prev] * 9)}]"
+     for i, (c, prev) in enumerate(zip("abcdefghi", " abcdefgh"))] + ["duration: 10"]) + "\n"
+
+
+def test_alias_bomb_is_refused_before_it_expands(tmp_path):
+    f = tmp_path / "bomb.yaml"
+    f.write_text(BOMB)   # 9^9 = 387 M values once expanded (8 GB before the guard)
+    t0 = time.perf_counter()
+    with pytest.raises(config.ConfigErrors, match="expands to more than 2,000,000 values"):
+        config.load(f)
+    assert time.perf_counter() - t0 < 5
+    r = cli("validate", f, timeout=60)
+    assert r.returncode == 1 and "alias bomb" in r.stderr and "Traceback" not in r.stderr
+    r = cli("run", f, "-o", tmp_path / "out", timeout=60)
+    assert r.returncode == 2 and "alias" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_aliases_within_bounds_still_work():
+    src = config.yamlsrc.parse_yaml("a: &l [1, 2]\nb: [*l, *l]\n")
+    assert src.data == {"a": [1, 2], "b": [[1, 2], [1, 2]]}
+
+
+@pytest.mark.parametrize("text", ["x: " + "[" * 5000 + "]" * 5000,
+                                  "".join(" " * i + "k:\n" for i in range(3000)) + "  v\n",
+                                  "x: " + "{a: " * 2000 + "1" + "}" * 2000])
+def test_deep_nesting_is_a_config_error_not_recursion(tmp_path, text):
+    f = tmp_path / "deep.yaml"
+    f.write_text(text)
+    with pytest.raises(config.ConfigErrors, match="nests deeper than 64 levels"):
+        config.load(f)
+    r = cli("validate", f)
+    assert r.returncode == 1 and "RecursionError" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_self_referencing_alias(tmp_path):
+    f = tmp_path / "rec.yaml"
+    f.write_text("a: &a [1, *a]\n")
+    with pytest.raises(config.ConfigErrors, match="refers to a value that contains it"):
+        config.load(f)
+
+
+def test_unreadable_files_get_one_line_errors(tmp_path):
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes(b"duration: 10\n# caf\xe9\n")
+    r = cli("validate", bad)
+    assert r.returncode == 1 and "is not UTF-8 text (byte 0xe9 on line 2)" in r.stderr
+    assert "codec" not in r.stderr
+    r = cli("run", tmp_path)                      # a directory
+    assert r.returncode == 2 and "is a directory, not a file" in r.stderr
+    r = cli("validate", tmp_path)
+    assert r.returncode == 2 and "is a directory" in r.stderr
+    r = cli("validate", "/dev/null")
+    assert r.returncode == 1 and "not a regular file" in r.stderr
+
+
+# The cases of issue 11 that exhausted memory: each is refused before anything runs, with
+# the estimate and what dominates it.
+HUGE = {
+    "ten-year duration": ({"duration": 315360000}, "per-packet records"),
+    "1 ns samples": ({"sample-interval": "1ns"}, "queue samples"),
+    "100000 flows": ({"flows": [{"scheme": "cubic", "flows": 100000}]}, "queue samples"),
+    "Poisson 1e9/s": ({"flows": [{"scheme": "cubic", "arrivals": {
+        "rate": "1000000000/s", "size": {"fixed": "10KB"}}}]}, "short-flow connections"),
+    "1 ns random walk": ({"central": {"rate": "100Mbit", "delay": {"walk": {
+        "base": "30ms", "delta": "1ns", "step": "1ms", "max": "60ms"}}}},
+        "delay-schedule steps"),
+    "UDP 1 Tbit/s": ({"flows": [{"scheme": "udp", "rate": "1Tbit"}]}, "per-packet records"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HUGE))
+def test_huge_runs_are_refused_with_the_estimate(tmp_path, case):
+    extra, dominant = HUGE[case]
+    doc = {"duration": 30, "flows": [{"scheme": "cubic"}], **extra}
+    exp = config.resolve(doc)
+    t0 = time.perf_counter()
+    with pytest.raises(budget.BudgetError) as ei:
+        ccbench.run(exp, tmp_path / "out", memory_budget=16 * 2**30)
+    msg = str(ei.value)
+    assert time.perf_counter() - t0 < 5
+    assert "budget of 16 GiB" in msg and "estimated peak memory" in msg
+    assert msg.split("(", 1)[1].startswith(dominant), msg
+    assert "--no-budget" in msg
+    assert not (tmp_path / "out").exists()
+
+
+def test_estimate_tracks_the_rows_a_run_makes(tmp_path):
+    """Row estimates of the quickstart against the tables the run writes: the packet model
+    (links carry at most their rate; flows share) and the sample counts are the basis of
+    the memory estimate, so they must stay close."""
+    exp = ccbench.load_experiment(ROOT / "examples" / "quickstart.yaml")
+    est = budget.estimate(exp)
+    res = ccbench.run(exp, tmp_path / "q")
+    rows = {k: v["rows"] for k, v in res.meta["tables"].items()}
+    assert 1.0 <= est.packets / rows["packets"] <= 1.2          # 417 k vs 393 k
+    assert 1.0 <= est.flow_samples / rows["flows"] <= 1.3       # 9000 vs 8002 (reno 20 s)
+    assert 1.0 <= est.queue_samples / rows["queues"] <= 1.1
+    assert est.memory_bytes < 1 * 2**30
+
+
+def test_budget_flags(tmp_path):
+    qs = ROOT / "examples" / "quickstart.yaml"
+    r = cli("run", qs, "-o", tmp_path / "a", "--memory-budget", "100M", "--no-plots")
+    assert r.returncode == 2 and "budget of 100 MiB" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "a").exists()
+    r = cli("run", qs, "-o", tmp_path / "a", "--memory-budget", "100M", "--no-budget",
+            "--no-plots", "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = cli("run", qs, "-o", tmp_path / "b", "--memory-budget", "lots")
+    assert r.returncode == 2 and "is not a size" in r.stderr
+    assert budget.parse_memory("2.5G") == int(2.5 * 2**30)
+    assert budget.parse_memory("512MiB") == 512 * 2**20
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    from simhelp import experiment
+    exp = experiment([{"scheme": "cubic"}], duration=3)
+    return ccbench.run(exp, tmp_path_factory.mktemp("r") / "run")
+
+
+@pytest.mark.parametrize("iv,msg", [("1e-9", "use an interval of at least"),
+                                    ("0", "must be a positive number"),
+                                    ("-1", "must be a positive number"),
+                                    ("nan", "must be a positive number")])
+def test_stats_interval_is_bounded(small_run, iv, msg):
+    t0 = time.perf_counter()
+    r = cli("stats", small_run.path, "-i", iv)
+    assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
+    assert time.perf_counter() - t0 < 30
+    with pytest.raises(budget.BudgetError):
+        ccbench.analyze(small_run, interval=float(iv))
