@@ -229,6 +229,8 @@ def write_results(path: str | Path, exp: dict, pk: pl.DataFrame, *,
             "sim": {"events": 0, "packets": pk.height},
             "tables": {n: {"rows": df.height} for n, df in tables.items()}}
     (path / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True))
+    from ccbench.results import marker
+    marker.write(path, marker.initial(tables))   # a complete folder, as the writer leaves it
     return path
 
 

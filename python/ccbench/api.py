@@ -294,8 +294,15 @@ def plot(results: Results | str | Path, out_dir: str | Path | None = None, *,
     from . import plots
     results = _results(results)
     out_dir = Path(out_dir) if out_dir else results.path / "plots"
-    return plots.plot_all(results, out_dir, groupings=groupings, interval=interval, fmt=fmt,
-                          jobs=jobs)
+    inside = out_dir.resolve().parent == results.path.resolve()
+    if inside:
+        from .results import marker
+        marker.begin(results.path, "plots")
+    files = plots.plot_all(results, out_dir, groupings=groupings, interval=interval, fmt=fmt,
+                           jobs=jobs)
+    if inside:
+        marker.finish(results.path, "plots", [Path(f).resolve() for f in files])
+    return files
 
 
 def schemes() -> list[dict]:

@@ -74,9 +74,12 @@ def _add_budget_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(a) -> int:
-    from . import api
+    from . import api, interrupt
+    interrupt.stage("load")
     exp = _load(a)
     out = Path(a.output) if a.output else Path("results") / Path(a.file).stem
+    interrupt.stage("simulate", out)
+    interrupt.checkpoint("simulate")
     backend = getattr(a, "backend", "sim")
     if backend == "both":
         if getattr(a, "pcap", False):
@@ -129,12 +132,16 @@ def _after_run(a, res, backend: str) -> int:
     else:
         print(f"ran {a.file} on the simulator: {dur:g} s simulated in {wall:.2f} s "
               f"({res.meta['sim']['events']:,} events) → {res.path}")
+    from . import interrupt
     verdicts = _check(res, getattr(a, "junit", None))
     if not a.no_plots:
+        interrupt.stage("report", res.path)
         print(f"report: {api.report(res, interval=a.interval, verdicts=verdicts)}")
         if getattr(a, "png", False):
+            interrupt.stage("plots", res.path)
             files = api.plot(res, interval=a.interval, jobs=None)
             print(f"wrote {len(files)} plot and statistics files to {res.path / 'plots'}")
+    interrupt.stage("done", res.path)
     print()
     print(api.summary_text(res, a.interval))
     return 1 if any(not v.passed for v in verdicts) else 0
@@ -201,7 +208,8 @@ def cmd_clean(a) -> int:
 
 
 def cmd_plot(a) -> int:
-    from . import api
+    from . import api, interrupt
+    interrupt.stage("plots", a.dir)
     types = GROUPINGS if a.type == "all" else (a.type,)
     files = api.plot(a.dir, a.output, groupings=types, interval=a.interval, fmt=a.format,
                      jobs=a.jobs)
@@ -211,10 +219,11 @@ def cmd_plot(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from . import api, campaign
+    from . import api, campaign, interrupt
     if campaign.is_campaign_dir(a.dir):
         print(campaign.report(a.dir, level=a.level, x=a.x))
         return 0
+    interrupt.stage("report", a.dir)
     print(api.report(a.dir, interval=a.interval))
     return 0
 
@@ -657,9 +666,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
-    from . import api
+    import warnings
+    from . import api, interrupt
     a = build_parser().parse_args(argv)
+    warnings.showwarning = _show_warning
+    interrupt.install()
+    interrupt.reset()
     try:
         return a.fn(a)
     except api.ConfigErrors as errs:
@@ -675,9 +692,10 @@ def main(argv=None) -> int:
             raise
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted; nothing was written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        interrupt.ignore()
+        print("\n" + interrupt.finish(), file=sys.stderr)
+        return 143 if getattr(e, "signum", None) == 15 else 130
     except BrokenPipeError:
         # `ccbench schemes | head`: the reader left; say nothing more and exit quietly.
         import os

@@ -60,6 +60,20 @@ def _finish(src: Source, errs: Collector, fn):
     return result
 
 
+def _meaningful(src: Source, exp: dict) -> dict:
+    """Refuse settings that would make the run meaningless; warn about doubtful ones
+    (semantic.py). Warnings go through ``warnings`` as :class:`ConfigWarning`."""
+    import warnings
+    from .semantic import ConfigWarning, check
+    errors, doubts = check(exp)
+    if errors:
+        raise ConfigErrors(errors)
+    for w in doubts:
+        src.locate(w)
+        warnings.warn(w.located(), ConfigWarning, stacklevel=2)
+    return exp
+
+
 def _resolve_source(src: Source, *, seed: int | None, schemes: Any) -> dict:
     errs = Collector()
     if is_coco_layout(src.data):
@@ -73,7 +87,7 @@ def _resolve_source(src: Source, *, seed: int | None, schemes: Any) -> dict:
         parsed = parse_native(src.data, seed=seed, registry=_registry(schemes), errs=errs)
     finally:
         BASE_DIR.reset(token)
-    return _finish(src, errs, lambda: build(*parsed))
+    return _finish(src, errs, lambda: _meaningful(src, build(*parsed)))
 
 
 def _source_dir(src: Source) -> str | None:
@@ -98,7 +112,7 @@ def load(path: str | os.PathLike, *, seed: int | None = None, schemes: Any = Non
 def _coco_from_source(src: Source, *, schemes: Any = None, **kwargs) -> dict:
     errs = Collector()
     parsed = parse_coco(src.data, registry=_registry(schemes), errs=errs, **kwargs)
-    return _finish(src, errs, lambda: build(*parsed))
+    return _finish(src, errs, lambda: _meaningful(src, build(*parsed)))
 
 
 def resolve_coco(layout: Any, *, base: Any = "0ms", delta: Any = None, step: Any = "0ms",

@@ -85,6 +85,13 @@ def _find_file(value: Any, path: tuple, what: str) -> str:
     base = BASE_DIR.get()
     if base and not os.path.isabs(p) and os.path.isfile(os.path.join(base, p)):
         return os.path.join(base, p)
+    for q in ([p] + ([os.path.join(base, p)] if base and not os.path.isabs(p) else [])):
+        if os.path.isdir(q):
+            raise ConfigError(path, f"{show(value)} is a directory, not {what}",
+                              "give the file inside it", value)
+        if os.path.exists(q):
+            raise ConfigError(path, f"{show(value)} is not a regular file (a device, FIFO "
+                              "or socket)", f"give {what} on disk", value)
     raise ConfigError(path, f"file {show(value)} not found",
                       f"paths are relative to the current directory or the experiment file's "
                       f"directory; examples/traces/ has generated traces ({what})", value)
@@ -227,8 +234,15 @@ def parse_delay(value: Any, path: tuple, cond: Conditions) -> int:
             raise ConfigError(ppath, f"bad delay series {show(params)}: {e}",
                               "lines 't_seconds delay_ms', times increasing", params) from None
         pts = []
-        for t, v in rows:
-            pts.append([round(t * SEC), parse_time(v, ppath, bare_ns=MS, what="a delay")])
+        for i, (t, v) in enumerate(rows):
+            try:
+                d = parse_time(v, ppath, bare_ns=MS, what="a delay")
+            except ConfigError:
+                raise ConfigError(ppath, f"bad delay series {show(params)}: entry {i + 1}: "
+                                  "the second field is not a delay",
+                                  "lines 't_seconds delay_ms', times increasing",
+                                  params) from None
+            pts.append([round(t * SEC), d])
         if pts[0][0] != 0:
             pts.insert(0, [0, pts[0][1]])
         linear = False
@@ -373,8 +387,14 @@ def parse_trace(value: Any, path: tuple, cond: Conditions) -> int:
                               "lines 't_seconds rate' (bare rate = Mbit/s)",
                               p["series"][0]) from None
         pts = []
-        for t, v in rows:
-            r = parse_rate(v, p["series"][1])
+        for i, (t, v) in enumerate(rows):
+            try:
+                r = parse_rate(v, p["series"][1])
+            except ConfigError:
+                raise ConfigError(p["series"][1], f"bad rate series {show(p['series'][0])}: "
+                                  f"entry {i + 1}: the second field is not a rate",
+                                  "lines 't_seconds rate' (bare rate = Mbit/s)",
+                                  p["series"][0]) from None
             pts.append([round(t * SEC), 0 if r is None else r])
         if pts[0][0] != 0:
             pts.insert(0, [0, pts[0][1]])

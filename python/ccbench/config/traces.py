@@ -59,18 +59,39 @@ def cellular_series(mean_bps: float, lo_bps: float, hi_bps: float, seconds: floa
     return out
 
 
+#: Largest time a trace may hold: the simulator's clock is u64 nanoseconds and sums of
+#: times must not overflow an i64 (about 292 years); far beyond any run.
+MAX_TRACE_S = 2**62 / SEC
+
+
+def _lines(path: str):
+    """(line number, text) of a trace file. Not UTF-8 is a one-line ValueError; the file's
+    content is never quoted in an error (a trace path may name any file on the machine)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise ValueError(f"line {line}: not UTF-8 text; is it the right file?") from None
+    return enumerate(text.splitlines(), 1)
+
+
 def read_mahimahi(path: str) -> list[int]:
     """One non-negative integer (ms) per line; blank lines and ``#`` comments skipped.
     Raises ValueError with the line number on anything else."""
     ms = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            s = line.split("#", 1)[0].strip()
-            if not s:
-                continue
-            if not s.isdigit():
-                raise ValueError(f"line {n}: {s!r} is not a whole number of milliseconds")
-            ms.append(int(s))
+    for n, line in _lines(path):
+        s = line.split("#", 1)[0].strip()
+        if not s:
+            continue
+        if not s.isdigit():
+            raise ValueError(f"line {n} is not a whole number of milliseconds")
+        v = int(s)
+        if v / 1000 > MAX_TRACE_S:
+            raise ValueError(f"line {n}: {v} ms is beyond any run (at most "
+                             f"{MAX_TRACE_S * 1000:.3g} ms)")
+        ms.append(v)
     if not ms:
         raise ValueError("the trace is empty")
     for i in range(1, len(ms)):
@@ -84,20 +105,22 @@ def read_mahimahi(path: str) -> list[int]:
 def read_series(path: str) -> list[tuple[float, str]]:
     """``t_seconds value`` lines (value kept as text for the caller's unit parser)."""
     out = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            s = line.split("#", 1)[0].split()
-            if not s:
-                continue
-            if len(s) != 2:
-                raise ValueError(f"line {n}: expected 't_seconds value', got {line.strip()!r}")
-            try:
-                t = float(s[0])
-            except ValueError:
-                raise ValueError(f"line {n}: {s[0]!r} is not a time in seconds") from None
-            if t < 0 or (out and t <= out[-1][0]):
-                raise ValueError(f"line {n}: times must start at >= 0 and increase")
-            out.append((t, s[1]))
+    for n, line in _lines(path):
+        s = line.split("#", 1)[0].split()
+        if not s:
+            continue
+        if len(s) != 2:
+            raise ValueError(f"line {n}: expected 't_seconds value', found {len(s)} fields")
+        try:
+            t = float(s[0])
+        except ValueError:
+            raise ValueError(f"line {n}: the first field is not a time in seconds") from None
+        if not math.isfinite(t) or t > MAX_TRACE_S:
+            raise ValueError(f"line {n}: the time must be a finite number of seconds up to "
+                             f"{MAX_TRACE_S:.3g}")
+        if t < 0 or (out and t <= out[-1][0]):
+            raise ValueError(f"line {n}: times must start at >= 0 and increase")
+        out.append((t, s[1]))
     if not out:
         raise ValueError("the series is empty")
     return out

@@ -12,6 +12,7 @@ from typing import Iterable, Sequence
 
 from ..analysis import analyze, write_stats
 from ..analysis.groupings import NAMED
+from ..interrupt import checkpoint
 from .coco import (MAX_SCATTER_POINTS, plot_avg_delay, plot_avg_jain, plot_avg_rate,
                    plot_ppt_delay)
 from .fct import has_fcts, plot_fct_cdf, plot_fct_size, write_workload_stats
@@ -67,10 +68,16 @@ def plot_all(results, out_dir, groupings: Iterable[str | Sequence[str]] = DEFAUL
         # spawn, not fork: polars' thread pool must not be forked
         with ProcessPoolExecutor(min(jobs, len(tasks)),
                                  mp_context=multiprocessing.get_context("spawn")) as ex:
-            parts = list(ex.map(_task, [str(path)] * len(tasks), [str(out)] * len(tasks),
-                                tasks, [opts] * len(tasks)))
+            parts = []
+            for part in ex.map(_task, [str(path)] * len(tasks), [str(out)] * len(tasks),
+                               tasks, [opts] * len(tasks)):
+                parts.append(part)
+                checkpoint("plots")   # tests of interruption stop here (ccbench.interrupt)
     else:
-        parts = [_task(results, out, t, opts) for t in tasks]
+        parts = []
+        for t in tasks:
+            parts.append(_task(results, out, t, opts))
+            checkpoint("plots")
     return [p for part in parts for p in part]
 
 

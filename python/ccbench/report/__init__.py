@@ -127,8 +127,13 @@ def write_report(results: Results | str | Path, interval: float = 0.5, verdicts=
     """Write <results>/report.html, self-contained (library, figures and data embedded)."""
     if not isinstance(results, Results):
         results = load(results)
+    from ..results import marker
     path = results.path / "report.html"
     tmp = path.with_suffix(".html.tmp")
+    marker.begin(results.path, "report")
     tmp.write_text(render(results, interval, verdicts))
+    from ..interrupt import checkpoint
+    checkpoint("report")
     tmp.replace(path)
+    marker.finish(results.path, "report", [path.name])
     return path

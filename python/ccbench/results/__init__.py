@@ -43,6 +43,8 @@ def load(path: str | Path) -> Results:
     if not meta_file.is_file():
         raise FileNotFoundError(f"{path} is not a ccbench results directory (no metadata.json)")
     meta = json.loads(meta_file.read_text())
+    from .marker import check
+    check(path, meta)  # missing tables: IncompleteResults; cut-short report/plots: a warning
     tables = {}
     for name in TABLES:
         f = path / f"{name}.parquet"

@@ -1,16 +1,77 @@
 """Atomic writing of a results directory: everything goes to a temporary sibling directory
-that is renamed into place only when complete, so a crash never leaves half a result."""
+``.NAME.tmp-<pid>-*`` that is renamed into place only when complete, so a crash never leaves
+half a result. The completeness marker (marker.py) is written into it last.
+
+Re-running into an existing results directory replaces what ccbench wrote there and keeps
+everything else (a user's notes, a symlink): those entries move into the new directory.
+Temporary directories left by killed writers (their pid is gone) are removed first."""
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import polars as pl
 
 from .schema import check
+from . import marker
+
+#: Temporaries without a pid in their name (older ccbench) are stale after this long.
+_LEGACY_STALE_S = 600
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale_temporaries(out_dir: str | Path) -> list[Path]:
+    """Hidden ``.NAME.tmp-*``/``.NAME.old-*`` siblings of ``out_dir`` whose writer is gone."""
+    out_dir = Path(out_dir)
+    parent = out_dir.parent
+    if not parent.is_dir():
+        return []
+    pid_named = re.compile(re.escape(f".{out_dir.name}.") + r"(?:tmp-(\d+)-.+|old-(\d+))$")
+    legacy = re.compile(re.escape(f".{out_dir.name}.tmp-") + r".+$")
+    stale = []
+    for p in parent.iterdir():
+        if not p.is_dir():
+            continue
+        m = pid_named.match(p.name)
+        if m:
+            if not _alive(int(m.group(1) or m.group(2))):
+                stale.append(p)
+        elif legacy.match(p.name):
+            try:
+                if time.time() - p.stat().st_mtime > _LEGACY_STALE_S:
+                    stale.append(p)
+            except OSError:
+                pass
+    return sorted(stale)
+
+
+def _recover(out_dir: Path) -> None:
+    """Remove temporaries of killed writers. A ``.old-`` directory of a writer killed in the
+    middle of its swap may still hold the previous results (restored when ``out_dir`` is
+    missing) or files a user kept there (moved back into ``out_dir``)."""
+    for p in stale_temporaries(out_dir):
+        if ".old-" in p.name:
+            if not out_dir.exists():
+                os.rename(p, out_dir)
+                continue
+            for name in marker.foreign(p):
+                if not (out_dir / name).exists():
+                    os.rename(p / name, out_dir / name)
+        shutil.rmtree(p, ignore_errors=True)
 
 
 def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: dict,
@@ -23,28 +84,40 @@ def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: di
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     if out_dir.exists():
-        if not (out_dir / "metadata.json").is_file():
+        if not out_dir.is_dir():
+            raise FileExistsError(f"{out_dir} exists and is not a directory; choose another -o DIR")
+        if not (out_dir / "metadata.json").is_file() and any(out_dir.iterdir()):
             raise FileExistsError(
                 f"{out_dir} exists and is not a ccbench results directory; choose another -o DIR")
-        if not overwrite:
+        if not overwrite and (out_dir / "metadata.json").is_file():
             raise FileExistsError(f"{out_dir} already holds results; pass overwrite=True")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    _recover(out_dir)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-{os.getpid()}-",
+                                dir=out_dir.parent))
     try:
         meta = dict(meta)
         meta["tables"] = {}
+        from ..interrupt import checkpoint, critical
         for name, df in tables.items():
             df.write_parquet(tmp / f"{name}.parquet", compression="zstd", statistics=True)
             meta["tables"][name] = {"rows": df.height, "columns": df.columns}
+            checkpoint("tables")
         for name, src in (extra_dirs or {}).items():
             shutil.move(str(src), str(tmp / name))
         (tmp / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        if out_dir.exists():
-            old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
-            os.rename(out_dir, old)
-            os.rename(tmp, out_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out_dir)
+        marker.write(tmp, marker.initial(tables))
+        with critical():
+            checkpoint("swap")
+            if out_dir.exists():
+                keep = marker.foreign(out_dir)
+                old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+                os.rename(out_dir, old)
+                os.rename(tmp, out_dir)
+                for name in keep:
+                    os.rename(old / name, out_dir / name)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.rename(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
