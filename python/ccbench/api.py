@@ -403,8 +403,9 @@ def doctor(schemes=(), file: str | Path | None = None) -> tuple[str, bool]:
     return _doctor.report(sorted(set(schemes)) or None)
 
 
-def clean(run_id: str | None = None, verbose: bool = False) -> dict:
+def clean(run_id: str | None = None, verbose: bool = False, force: bool = False) -> dict:
     """Remove the namespaces, processes and work directories killed emulation runs left (all, or
-    one run id); needs root. Returns what was removed."""
+    one run id); needs root. A run whose process is alive (it holds its lock) is skipped, unless
+    `run_id` names it and `force` is set. Returns what was removed (and "skipped")."""
     from .backends import emu as _emu
-    return _emu.clean(run_id, verbose=verbose)
+    return _emu.clean(run_id, verbose=verbose, force=force)

@@ -203,7 +203,11 @@ def cmd_clean(a) -> int:
     if os.geteuid() != 0:
         print("error: ccbench clean needs root (it deletes network namespaces)", file=sys.stderr)
         return 2
-    api.clean(a.run, verbose=True)
+    if a.force and not a.run:
+        print("error: --force needs --run ID (a running emulation is stopped only by its id)",
+              file=sys.stderr)
+        return 2
+    api.clean(a.run, verbose=True, force=a.force)
     return 0
 
 
@@ -528,8 +532,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--scheme", action="append", default=[], help="check a kernel congestion control")
     d.set_defaults(fn=cmd_doctor)
 
-    c = sub.add_parser("clean", help="remove namespaces and processes left by killed emulation runs")
+    c = sub.add_parser("clean", help="remove namespaces and processes left by killed emulation "
+                       "runs (never a running one unless --run ID --force)")
     c.add_argument("--run", help="only this run id (ccb-xxxxxx)")
+    c.add_argument("--force", action="store_true",
+                   help="with --run: remove that run even though its process is still running")
     c.set_defaults(fn=cmd_clean)
 
     pl_ = sub.add_parser("plot", help="plots and statistics files of a results directory")

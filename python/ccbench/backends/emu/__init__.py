@@ -23,10 +23,10 @@ Modules, one concern each:
 * `run`: one run (`Emulation`, `emulate`); `cleanup`: finding and removing what runs leave;
 * `collect`: engine columns and agent samples → results tables; `accuracy`: the verdict.
 """
-from .cleanup import clean, list_namespaces, our_processes
+from .cleanup import clean, list_namespaces, our_processes, runs
 from .common import BIN_ENV, BIN_NAMES, PORT_BASE, PREFIX, WORK_ROOT, EmuError, binary
 from .run import Emulation, emulate
 
 
 __all__ = ["emulate", "clean", "binary", "Emulation", "EmuError", "list_namespaces",
-           "our_processes", "WORK_ROOT", "PORT_BASE", "PREFIX", "BIN_ENV", "BIN_NAMES"]
+           "our_processes", "runs", "WORK_ROOT", "PORT_BASE", "PREFIX", "BIN_ENV", "BIN_NAMES"]

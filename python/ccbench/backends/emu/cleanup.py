@@ -70,10 +70,44 @@ def our_processes(run_id: str | None = None) -> list[int]:
     return pids
 
 
-def clean(run_id: str | None = None, verbose: bool = False) -> dict:
-    """Remove the namespaces, processes and work directories of ccbench emulation runs (all
-    runs, or one `run_id`). Returns what was removed."""
-    removed = {"processes": [], "namespaces": [], "workdirs": []}
+def runs() -> dict[str, dict]:
+    """Every emulation run with something on this machine: ``{run_id: {"namespaces",
+    "processes", "workdir", "locked", "live", "owner"}}``. ``live``: the process that started
+    the run still holds its lock (ccbench.runlock); otherwise what is left is a killed run's."""
+    import re
+    from ...runlock import LOCK_NAME, is_live, owner
+    found: dict[str, dict] = {}
+
+    def entry(rid: str) -> dict:
+        return found.setdefault(rid, {"namespaces": [], "processes": [], "workdir": None})
+
+    for ns in list_namespaces():
+        entry(ns[:len(PREFIX) + 6])["namespaces"].append(ns)
+    run_in = re.compile(r"ccb-[0-9a-f]{6}")
+    for pid in our_processes():
+        try:
+            text = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+        except OSError:
+            continue
+        m = run_in.search(text)
+        if m:
+            entry(m.group(0))["processes"].append(pid)
+    if WORK_ROOT.is_dir():
+        for d in WORK_ROOT.iterdir():
+            if RUN_RE.match(d.name):
+                entry(d.name)["workdir"] = str(d)
+    for rid, e in found.items():
+        work = WORK_ROOT / rid
+        e["locked"] = (work / LOCK_NAME).exists()
+        # no lock file but a work directory: started by a ccbench without run locks, so
+        # whether it runs cannot be told; treated as live (clean needs --run ID --force)
+        e["live"] = is_live(work) or (not e["locked"] and e["workdir"] is not None)
+        e["owner"] = owner(work)
+    return dict(sorted(found.items()))
+
+
+def _clean_one(run_id: str, removed: dict) -> None:
     for ns in list_namespaces(run_id):
         pids = ns_pids(ns)
         kill_pids(pids)
@@ -84,12 +118,35 @@ def clean(run_id: str | None = None, verbose: bool = False) -> dict:
     for ns in list_namespaces(run_id):
         delete_namespace(ns)
         removed["namespaces"].append(ns)
-    if WORK_ROOT.is_dir():
-        for d in WORK_ROOT.iterdir():
-            if RUN_RE.match(d.name) and (run_id is None or d.name == run_id):
-                shutil.rmtree(d, ignore_errors=True)
-                removed["workdirs"].append(str(d))
+    d = WORK_ROOT / run_id
+    if d.is_dir():
+        shutil.rmtree(d, ignore_errors=True)
+        removed["workdirs"].append(str(d))
+
+
+def clean(run_id: str | None = None, verbose: bool = False, force: bool = False) -> dict:
+    """Remove the namespaces, processes and work directory of emulation runs whose owning
+    process is gone (all such runs, or only ``run_id``). A live run is skipped (listed under
+    "skipped") unless ``run_id`` names it and ``force`` is set. Returns what was removed."""
+    from ...runlock import owner
+    if force and run_id is None:
+        raise ValueError("--force needs --run ID: a live run is removed only by its id")
+    removed = {"processes": [], "namespaces": [], "workdirs": [], "skipped": []}
+    for rid, e in runs().items():
+        if run_id is not None and rid != run_id:
+            continue
+        if e["live"] and not force:
+            removed["skipped"].append(rid)
+            continue
+        _clean_one(rid, removed)
     if verbose:
         for k, v in removed.items():
-            print(f"removed {len(v)} {k}" + (f": {' '.join(map(str, v))}" if v else ""))
+            if k != "skipped":
+                print(f"removed {len(v)} {k}" + (f": {' '.join(map(str, v))}" if v else ""))
+        for rid in removed["skipped"]:
+            pid = owner(WORK_ROOT / rid)
+            why = (f"it is running (pid {pid})" if pid else "its work directory has no lock "
+                   "(an older ccbench): it may be running")
+            print(f"skipped {rid}: {why}; `ccbench clean --run {rid} --force` stops and "
+                  "removes it")
     return removed

@@ -110,6 +110,40 @@ def checks(schemes: list[str] | None = None, measure: bool = True) -> list[Check
             out.append(Check("steal time", st < 0.05, f"{st * 100:.1f} % of CPU time stolen by the host now",
                              "runs with steal > 5 % have millisecond timing errors; use a quieter host",
                              required=False))
+    out.extend(leftover_checks())
+    return out
+
+
+def leftover_checks() -> list[Check]:
+    """Emulation runs on this machine: killed runs' leftovers (a warning naming each, with
+    `ccbench clean`), and runs in progress (informational)."""
+    try:
+        from .cleanup import runs
+        found = runs()
+    except Exception as e:  # doctor must report, not fail
+        return [Check("leftovers", False, f"could not list emulation runs: {e}", "",
+                      required=False)]
+    dead = {r: e for r, e in found.items() if not e["live"]}
+    live = {r: e for r, e in found.items() if e["live"]}
+
+    def what(e: dict) -> str:
+        parts = []
+        if e["namespaces"]:
+            parts.append(f"{len(e['namespaces'])} namespaces")
+        if e["processes"]:
+            parts.append(f"{len(e['processes'])} processes")
+        if e["workdir"]:
+            parts.append("work dir")
+        return ", ".join(parts) or "nothing"
+
+    out = [Check("leftovers", not dead,
+                 "none" if not dead else "killed runs left " + "; ".join(
+                     f"{r} ({what(e)})" for r, e in dead.items()),
+                 "`ccbench clean` removes them (running runs are never touched)",
+                 required=False)]
+    if live:
+        out.append(Check("running emulations", True, "; ".join(
+            f"{r} (pid {e['owner']}: {what(e)})" for r, e in live.items()), required=False))
     return out
 
 

@@ -234,11 +234,16 @@ class Emulation(CommandFlows):
             kill_pids(left)
             time.sleep(0.02)
         shutil.rmtree(self.work, ignore_errors=True)
+        if getattr(self, "_lock", None) is not None:
+            self._lock.release()
 
     # -- the run ---------------------------------------------------------------------------------
     def run(self):
         dur = self.exp["duration_ns"]
-        self.work.mkdir(parents=True, exist_ok=True)
+        from ...runlock import RunLock
+        # the lock exists before any namespace or process: `ccbench clean` then never
+        # mistakes this run for a killed one
+        self._lock = RunLock(self.work)
         self.setup_hosts()
         self.start_engine()
         self.start_command_servers()
