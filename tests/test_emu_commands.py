@@ -96,7 +96,11 @@ def test_command_and_pantheon_schemes_run_and_leave_nothing(tmp_path):
     # the programs were the agent, run as commands, each killed by us
     roles = {(c["flow"], c["role"]) for c in em["commands"]}
     assert roles == {(0, "receiver"), (0, "sender"), (1, "receiver"), (1, "sender")}
-    assert em["accurate"] or em["inaccurate_reasons"]  # reported either way
+    # the verdict is the one its own numbers give (recomputed from the stored metadata), and
+    # a run called inaccurate says why
+    v = emu.accuracy(res.experiment, em)
+    assert (v["accurate"], v["inaccurate_reasons"]) == (em["accurate"], em["inaccurate_reasons"])
+    assert em["accurate"] == (not em["inaccurate_reasons"])
     # teardown: no namespace, process or work directory of this run remains
     assert _ours(rid) == ([], [])
     assert not (emu.WORK_ROOT / rid).exists()

@@ -46,6 +46,9 @@ class Source:
         return err
 
 
+#: libyaml's loader when PyYAML was built with it (about 10x faster), else the Python one;
+#: both give the same nodes, marks and errors.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: Deepest nesting of mappings/lists accepted (real experiment files stay under ~10).
 MAX_DEPTH = 64
 #: Most nodes a document may hold once every alias is expanded (a 100 000-point inline
@@ -64,7 +67,7 @@ def _check_depth(text: str, name: str) -> None:
     everything after it recurse once per level). Syntax errors are left to the composer."""
     depth = 0
     try:
-        for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        for ev in yaml.parse(text, Loader=_LOADER):
             if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
@@ -157,7 +160,7 @@ def parse_yaml(text: str, name: str = "<string>") -> Source:
                            f"the {MAX_BYTES:,} an experiment file may have",
                            "put long series in a trace file (docs/network-conditions.md)")
     _check_depth(text, name)
-    loader = yaml.SafeLoader(text)
+    loader = _LOADER(text)
     try:
         node = loader.get_single_node()
         if node is not None:
