@@ -169,3 +169,13 @@ def test_seed_note_only_without_randomness():
               doc(central={"queue": {"type": "red"}}),
               doc(central={"jitter": "1ms"})):
         assert seed_note(config.resolve(d)) is None
+
+
+def test_run_with_a_seed_notes_when_the_seed_does_nothing(tmp_path):
+    f = tmp_path / "det.yaml"
+    f.write_text("duration: 0.5\nflows: [{scheme: cubic}]\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    r = subprocess.run([sys.executable, "-m", "ccbench", "run", f, "--seed", "7", "-o",
+                        tmp_path / "o", "--no-plots", "--quiet"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0 and "note: seed: nothing in this experiment is random" in r.stderr

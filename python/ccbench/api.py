@@ -305,6 +305,13 @@ def plot(results: Results | str | Path, out_dir: str | Path | None = None, *,
     return files
 
 
+def seed_note(experiment: dict) -> str | None:
+    """A note when nothing in the resolved experiment draws from the seed, so every seed
+    gives the same simulated result (None otherwise)."""
+    from .config.semantic import seed_note as _note
+    return _note(experiment)
+
+
 def schemes() -> list[dict]:
     """The simulator's congestion-control catalogue."""
     from . import _core

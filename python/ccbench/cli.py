@@ -81,6 +81,8 @@ def cmd_run(a) -> int:
     interrupt.stage("simulate", out)
     interrupt.checkpoint("simulate")
     backend = getattr(a, "backend", "sim")
+    if a.seed is not None and backend == "sim" and (note := api.seed_note(exp)):
+        print(f"note: {note}", file=sys.stderr)
     if backend == "both":
         if getattr(a, "pcap", False):
             print("error: --pcap with --backend both: run --backend sim and --backend emu "
