@@ -60,9 +60,15 @@ def _link_path(exp: dict, link: dict, key: str) -> tuple:
     """The YAML path of ``key`` (queue, delay, loss, rate) of ``link``."""
     role = link.get("role")
     if role in ("left", "right"):
-        for f in exp.get("flows", []):
-            if link["id"] in f.get("path", []) or link["id"] in f.get("rev_path", []):
-                return ("flows", f.get("group", 0), f"{role}-{key}")
+        owners = exp.get("_link_groups")
+        if owners is None:   # link id -> the group of the first flow crossing it, once
+            owners = {}
+            for f in exp.get("flows", []):
+                for i in list(f.get("path", [])) + list(f.get("rev_path", [])):
+                    owners.setdefault(i, f.get("group", 0))
+            exp["_link_groups"] = owners
+        if link["id"] in owners:
+            return ("flows", owners[link["id"]], f"{role}-{key}")
     if role == "central":
         return ("central", key)
     return ("links", link.get("name", link["id"]), key)
@@ -149,6 +155,7 @@ def _loss(out: _Out, exp: dict, link: dict) -> None:
 
 def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
     """``(errors, warnings)`` of the resolved experiment ``exp``."""
+    exp = {**exp, "_link_groups": None}   # a private index, not added to the caller's dict
     out = _Out()
     duration = exp.get("duration_ns") or 0
     mss = int(exp.get("mss", 1448))
