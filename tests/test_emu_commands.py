@@ -98,7 +98,8 @@ def test_command_and_pantheon_schemes_run_and_leave_nothing(tmp_path):
     assert roles == {(0, "receiver"), (0, "sender"), (1, "receiver"), (1, "sender")}
     # the verdict is the one its own numbers give (recomputed from the stored metadata), and
     # a run called inaccurate says why
-    v = emu.accuracy(res.experiment, em)
+    from ccbench.backends.emu.accuracy import accuracy
+    v = accuracy(res.experiment, em)
     assert (v["accurate"], v["inaccurate_reasons"]) == (em["accurate"], em["inaccurate_reasons"])
     assert em["accurate"] == (not em["inaccurate_reasons"])
     # teardown: no namespace, process or work directory of this run remains
