@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 
 from . import config as _config
+from . import interrupt  # noqa: F401  (the CLI's Ctrl-C/SIGTERM handling, ccbench.interrupt)
 from .config.errors import ConfigError, ConfigErrors
 from .results import Results, load
 from .results.writer import write_results

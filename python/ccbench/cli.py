@@ -74,7 +74,8 @@ def _add_budget_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(a) -> int:
-    from . import api, interrupt
+    from . import api
+    interrupt = api.interrupt
     interrupt.stage("load")
     exp = _load(a)
     out = Path(a.output) if a.output else Path("results") / Path(a.file).stem
@@ -134,7 +135,7 @@ def _after_run(a, res, backend: str) -> int:
     else:
         print(f"ran {a.file} on the simulator: {dur:g} s simulated in {wall:.2f} s "
               f"({res.meta['sim']['events']:,} events) → {res.path}")
-    from . import interrupt
+    interrupt = api.interrupt
     verdicts = _check(res, getattr(a, "junit", None))
     if not a.no_plots:
         interrupt.stage("report", res.path)
@@ -214,7 +215,8 @@ def cmd_clean(a) -> int:
 
 
 def cmd_plot(a) -> int:
-    from . import api, interrupt
+    from . import api
+    interrupt = api.interrupt
     interrupt.stage("plots", a.dir)
     types = GROUPINGS if a.type == "all" else (a.type,)
     files = api.plot(a.dir, a.output, groupings=types, interval=a.interval, fmt=a.format,
@@ -225,7 +227,8 @@ def cmd_plot(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from . import api, campaign, interrupt
+    from . import api, campaign
+    interrupt = api.interrupt
     if campaign.is_campaign_dir(a.dir):
         print(campaign.report(a.dir, level=a.level, x=a.x))
         return 0
@@ -681,7 +684,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None) -> int:
     import warnings
-    from . import api, interrupt
+    from . import api
+    interrupt = api.interrupt
     a = build_parser().parse_args(argv)
     warnings.showwarning = _show_warning
     interrupt.install()

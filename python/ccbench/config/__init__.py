@@ -25,6 +25,7 @@ backend still refuses unknown schemes). The config layer imports nothing outside
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 from .coco import is_coco_layout, parse_coco
@@ -35,6 +36,8 @@ from .model import HEADER_BYTES, SCHEMA_VERSION, bdp_packets
 from .native import parse_native
 from .schemes import Registry
 from .units import parse_queue, parse_rate, parse_time
+from .semantic import ConfigWarning
+from .semantic import check as semantic_check
 from .yamlsrc import Source, parse_yaml, read_yaml
 
 __all__ = ["resolve", "load", "load_coco", "resolve_coco", "validate", "is_coco_layout",
@@ -63,9 +66,7 @@ def _finish(src: Source, errs: Collector, fn):
 def _meaningful(src: Source, exp: dict) -> dict:
     """Refuse settings that would make the run meaningless; warn about doubtful ones
     (semantic.py). Warnings go through ``warnings`` as :class:`ConfigWarning`."""
-    import warnings
-    from .semantic import ConfigWarning, check
-    errors, doubts = check(exp)
+    errors, doubts = semantic_check(exp)
     if errors:
         raise ConfigErrors(errors)
     for w in doubts:

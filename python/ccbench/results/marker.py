@@ -105,11 +105,14 @@ def abandon(path: str | Path, stage: str) -> list[str]:
 def ours(path: str | Path) -> set[str]:
     """Top-level names in ``path`` that ccbench wrote (tables, metadata, marker, report,
     plots), per its marker, or by name for folders written before markers existed."""
-    from . import TABLES
     path = Path(path)
     data = read(path)
     names = {"metadata.json", MARKER, "report.html", "report.html.tmp", "plots", "pcap"}
-    names |= {f"{t}.parquet" for t in TABLES}
+    try:   # the tables ccbench wrote are listed in its metadata
+        meta = json.loads((path / "metadata.json").read_text())
+        names |= {f"{t}.parquet" for t in (meta.get("tables") or {})}
+    except (OSError, ValueError, AttributeError):
+        pass
     if data is not None:
         names |= {f"{t}.parquet" for t in data.get("tables", [])}
     return {n for n in names if (path / n).exists() or (path / n).is_symlink()}
