@@ -85,7 +85,7 @@ def test_clean_spares_live_runs_and_removes_dead_ones(tmp_path):
         assert real_id, "the emulation never started"
 
         d = cli("doctor")
-        assert f"killed runs left {dead} (1 namespaces, work dir)" in d.stdout
+        assert f"{dead} (1 namespaces, work dir)" in d.stdout, d.stdout   # others may be listed
         assert f"{live} (pid {holder.pid}" in d.stdout, d.stdout
 
         r = cli("clean")
