@@ -113,16 +113,19 @@ def four_cubic(tmp_path_factory):
 def test_codel_holds_the_sojourn_near_its_5ms_target(four_cubic):
     """CoDel's invariant is on the *minimum* sojourn over an interval: it starts dropping when
     the sojourn has stayed above 5 ms for 100 ms. The window minimum can overshoot by what
-    arrives during the senders' reaction (one RTT, 44 ms, after a drop), so we allow 1.5×
-    target (measured max 5.6 ms). The median stays within ±50 % of target (measured 4.2 ms):
-    four CUBIC sawtooths keep it moving but centred; droptail's is ~105 ms."""
+    arrives during the senders' reaction (one RTT, 44 ms, after a drop); four CUBIC sawtooths
+    keep the median just under target. Measured on this scenario (seeded, host noise on) with
+    target 4 / 5 / 6 ms: largest 100-ms window minimum 4.69 / 5.74 / 6.75 ms, median
+    3.38 / 4.47 / 5.23 ms, p95 4.95 / 5.93 / 6.81 ms. The bounds sit between the 5-ms values
+    and the neighbouring targets' so that a default of 4 or 6 ms fails: window minimum
+    <= 6.2 ms, median in [3.9, 4.9] ms, p95 <= 6.4 ms. Droptail's median is ~105 ms."""
     q = bottleneck(four_cubic["codel"])
     soj = q["sojourn_us"].to_list()
     window_min = [min(soj[i:i + 10]) for i in range(0, len(soj) - 10, 10)]  # 100 ms windows
-    assert max(window_min) <= 7_500, max(window_min)
+    assert max(window_min) <= 6_200, max(window_min)
     med = q["sojourn_us"].median()
-    assert 2_500 <= med <= 7_500, med
-    assert q["sojourn_us"].quantile(0.95) <= 10_000  # measured 5.8 ms
+    assert 3_900 <= med <= 4_900, med
+    assert q["sojourn_us"].quantile(0.95) <= 6_400
     assert bottleneck(four_cubic["droptail"])["sojourn_us"].median() > 80_000  # measured 105
     assert q["drops"][-1] > q["drops"][0] and q["marks"][-1] == 0
     assert utilisation(four_cubic["codel"]) > 0.95
