@@ -157,6 +157,33 @@ def test_successful_runs_leave_nothing_behind(runs):
     assert after == runs["_links_before"]
 
 
+def test_progress_shows_the_live_per_flow_rate(tmp_path, capsys, monkeypatch):
+    """The engine reports per-flow delivered bytes every second of experiment time; the
+    progress line shows the rate of the last second (one bulk flow: about the link rate)."""
+    from ccbench.backends.emu import live
+    fed = []
+    orig = live.FlowRates.feed
+
+    def feed(self, t_ns, nbytes):
+        fed.append((t_ns, list(nbytes)))
+        orig(self, t_ns, nbytes)
+    monkeypatch.setattr(live.FlowRates, "feed", feed)
+    ccbench.run(_yaml(tmp_path, "cubic", duration=4), tmp_path / "res", backend="emu", progress=True)
+    # one line per second of experiment time (the first when the engine's loop passes 1 s)
+    assert [round(t / 1e9) for t, _ in fed] == [1, 2, 3], fed
+    assert all(abs(t - round(t / 1e9) * 1e9) < 50e6 for t, _ in fed), fed
+    assert all(len(b) == 1 for _, b in fed)
+    # seconds 2 and 3: the flow keeps the 30 Mbit/s link busy (bytes as IP length, as the link)
+    for (ta, (a,)), (tb, (b,)) in zip(fed[1:], fed[2:]):
+        mbps = (b - a) * 8 / ((tb - ta) / 1e9) / 1e6
+        assert 0.7 * RATE / 1e6 <= mbps <= 1.3 * RATE / 1e6, mbps
+    err = capsys.readouterr().err
+    last = [ln for ln in err.splitlines() if ln.startswith("emulating: 100%")]
+    assert last and "s emulated" in last[-1] and "Mbit/s #1 " in last[-1], err
+    shown = float(last[-1].split("Mbit/s #1 ")[1].split()[0])
+    assert 0.7 * RATE / 1e6 <= shown <= 1.3 * RATE / 1e6, last[-1]
+
+
 def test_missing_kernel_algorithm_fails_before_anything_is_created(tmp_path):
     avail, _ = doctor.kernel_ccs()
     if "vegas" in avail:

@@ -522,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "drawn on every core "
                         "(the self-contained DIR/report.html is always written)")
     r.add_argument("-i", "--interval", type=float, default=0.5, help="aggregation interval, s")
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--quiet", action="store_true", help="no progress output (the bar; on --backend emu also the live per-flow rates)")
     r.add_argument("--backend", choices=("sim", "emu", "both"), default="sim",
                    help="sim: the simulator (default); emu: real kernel TCP in network "
                         "namespaces (root; see `ccbench doctor`); both: sim and emu into "

@@ -129,6 +129,11 @@ pub struct Engine {
     drop_buf: Vec<(PktMeta, DropReason)>,
     /// `--pcap` (None: no capture; crate::capture).
     capture: Option<EmuCapture>,
+    /// Per flow: bytes (IP length) of data-direction packets released to the receiver.
+    delivered: Vec<u64>,
+    /// Period of the progress lines on stdout (0: none) and the time of the next one.
+    progress_ns: u64,
+    next_progress: u64,
 }
 
 impl Engine {
@@ -263,6 +268,9 @@ impl Engine {
         let err = actual.saturating_sub(at);
         self.release.err.push(err.min(u32::MAX as u64) as u32);
         let route = s.route;
+        if route.dir == Dir::Data {
+            self.delivered[route.flow as usize] += s.len as u64;
+        }
         if self.record_release {
             self.release.flow.push(route.flow);
             self.release.data.push(route.dir == Dir::Data);
@@ -443,6 +451,22 @@ impl Engine {
         got
     }
 
+    /// One `progress t_ns=T bytes=B0,B1,...` line on stdout (read by the Python driver).
+    fn print_progress(&self, t: u64) {
+        use std::io::Write;
+        let mut line = format!("progress t_ns={t} bytes=");
+        for (i, b) in self.delivered.iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            line.push_str(&b.to_string());
+        }
+        line.push('\n');
+        let mut out = std::io::stdout().lock();
+        out.write_all(line.as_bytes()).ok();
+        out.flush().ok();
+    }
+
     /// Carry packets until experiment time `duration` or until `stop` is set.
     pub fn run(&mut self, duration: u64, spin_ns: u64, stop: &AtomicBool) {
         let mut pfds: Vec<libc::pollfd> =
@@ -457,7 +481,14 @@ impl Engine {
                 break;
             }
             self.advance(now);
-            let deadline = self.next_deadline().min(duration);
+            if self.progress_ns > 0 && now >= self.next_progress {
+                self.print_progress(now);
+                self.next_progress = now - now % self.progress_ns + self.progress_ns;
+            }
+            let mut deadline = self.next_deadline().min(duration);
+            if self.progress_ns > 0 {
+                deadline = deadline.min(self.next_progress);
+            }
             let now = self.now();
             let timeout_ns = if deadline > now + spin_ns { deadline - now - spin_ns } else { 0 };
             if timeout_ns == 0 {
@@ -563,6 +594,9 @@ impl Engine {
                 Some(c) => Some(EmuCapture::new(c, &rt.hosts, &exp.links, &exp.bottleneck_links)?),
                 None => None,
             },
+            delivered: vec![0; exp.flows.len()],
+            progress_ns: rt.progress_ns,
+            next_progress: rt.progress_ns,
         };
         // Pre-allocate packet buffers so the steady state does not allocate.
         for _ in 0..4096 {

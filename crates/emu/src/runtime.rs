@@ -49,6 +49,10 @@ pub struct Runtime {
     /// Record the (intended, actual) release time of every packet (release table).
     #[serde(default = "yes")]
     pub record_release: bool,
+    /// Print `progress t_ns=T bytes=B0,B1,...` on stdout every this many ns of experiment
+    /// time (per-flow data bytes released to the receivers so far; 0 = never).
+    #[serde(default)]
+    pub progress_ns: u64,
     pub out_dir: String,
     /// Write pcapng captures (None: no capture).
     #[serde(default)]

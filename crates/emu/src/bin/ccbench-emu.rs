@@ -2,7 +2,8 @@
 //!
 //! Usage: `ccbench-emu RUNTIME.json` — prints `ready` once set up, then reads `go <t0_ns>`
 //! (absolute CLOCK_MONOTONIC time of experiment time 0) from stdin, runs until
-//! t0 + duration (or SIGINT/SIGTERM), writes column files and `stats.json` to `out_dir`,
+//! t0 + duration (or SIGINT/SIGTERM) — printing `progress t_ns=T bytes=B0,B1,...` (per-flow
+//! data bytes released so far) every `progress_ns` of the runtime config —, writes column files and `stats.json` to `out_dir`,
 //! prints `done`, and exits at the next line on stdin (the driver reads the TUN counters
 //! while the engine still holds the interfaces).
 

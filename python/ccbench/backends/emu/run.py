@@ -10,7 +10,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from .cleanup import delete_namespace, kill_pids, ns_pids, our_processes
 from .collect import collect
 from .commands import CommandFlows
 from .doctor import preflight
+from .live import PROGRESS_NS, FlowRates, parse_progress
 from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
     binary, host_addr, run_cmd
 from .netns import host_sysctls, in_netns, offloads_off, open_tun, route_options, setns, \
@@ -53,22 +53,16 @@ def _cpu_usage(a: dict, b: dict) -> dict:
     return res
 
 
-class _Progress:
-    def __init__(self, enabled: bool, stream=sys.stderr):
-        self.enabled = enabled
-        self.stream = stream
-
-    def __call__(self, now_s: float, end_s: float) -> None:
-        if not self.enabled:
-            return
-        now_s = max(0.0, now_s)
-        frac = min(1.0, now_s / end_s) if end_s else 1.0
-        fill = int(frac * 30)
-        self.stream.write(f"\r  emulating [{'#' * fill}{'.' * (30 - fill)}] {frac * 100:5.1f}%  "
-                          f"{now_s:6.2f}/{end_s:.2f} s")
-        if frac >= 1.0:
-            self.stream.write("\n")
-        self.stream.flush()
+def _progress_cb(progress):
+    """True: the live display of ccbench.progress (a redrawn line on a terminal, a line every
+    10 s otherwise) with the per-flow rates; a callable ``cb(now_ns, end_ns)``: called as is;
+    anything else: no progress."""
+    if progress is True:
+        from ...progress import printer
+        return printer("emulating", unit="emulated")
+    if callable(progress):
+        return lambda now, end, detail="": progress(now, end)
+    return None
 
 
 class Emulation(CommandFlows):
@@ -81,7 +75,8 @@ class Emulation(CommandFlows):
         self.engine_bin = engine_bin
         self.agent_bin = agent_bin
         self.spin_ns = spin_ns
-        self.progress = _Progress(bool(progress))
+        self.progress = _progress_cb(progress)
+        self.rates = FlowRates()
         self.run_id = PREFIX + secrets.token_hex(3)
         self.work = WORK_ROOT / self.run_id
         self.hosts = [n["name"] for n in experiment["nodes"] if n.get("kind", "host") == "host"]
@@ -143,6 +138,7 @@ class Emulation(CommandFlows):
         rt = {"run_id": self.run_id, "experiment": self.exp, "hosts": hosts, "port_base": PORT_BASE,
               "engine_cpu": self.engine_cpu, "spin_ns": self.spin_ns,
               "engine_nice": ENGINE_NICE, "record_release": True, "out_dir": str(self.work / "engine"),
+              "progress_ns": PROGRESS_NS if self.progress else 0,
               **({"capture": {"dir": self.capture["dir"], "snaplen": self.capture["snaplen"]}}
                  if self.capture else {})}
         rt_path = self.work / "runtime.json"
@@ -262,30 +258,41 @@ class Emulation(CommandFlows):
         wall0 = time.perf_counter()
         end = t0 + dur
         sel = selectors.DefaultSelector()
-        sel.register(self.engine.stdout, selectors.EVENT_READ)
+        out_fd = self.engine.stdout.fileno()
+        sel.register(out_fd, selectors.EVENT_READ)
+        pending = b""
         done = False
         # command flows with a stop time: their processes are killed then
         stops = sorted((t0 + f["stop_ns"], f["id"]) for f in self.cmd_flows if f.get("stop_ns") is not None)
         while not done:
             now = time.monotonic_ns()
-            self.progress((now - t0) / 1e9, dur / 1e9)
+            if self.progress:
+                self.progress(max(0, now - t0), dur, self.rates.text())
             if now > end + 10_000_000_000:
                 raise EmuError("the engine did not stop 10 s after the end of the run")
             while stops and stops[0][0] <= now:
                 self.stop_commands(stops.pop(0)[1], grace=0.0)
             timeout = 0.25 if not stops else min(0.25, max(0.0, (stops[0][0] - now) / 1e9))
-            if sel.select(timeout=timeout):
-                line = self.engine.stdout.readline()
-                if line.strip() == "done":
+            if not sel.select(timeout=timeout):
+                continue
+            # raw reads: one read may bring several lines (progress lines, then `done`)
+            chunk = os.read(out_fd, 65536)
+            if not chunk:
+                self.engine.wait(timeout=5)
+                raise EmuError(f"the engine failed (exit {self.engine.returncode}): "
+                               f"{self.engine.stderr.read().strip()}")
+            *lines, pending = (pending + chunk).split(b"\n")
+            for raw in lines:
+                line = raw.decode(errors="replace").strip()
+                if line == "done":
                     done = True
-                elif not line:
-                    self.engine.wait(timeout=5)
-                    raise EmuError(f"the engine failed (exit {self.engine.returncode}): "
-                                   f"{self.engine.stderr.read().strip()}")
+                elif (p := parse_progress(line)) is not None:
+                    self.rates.feed(*p)
         sel.close()
         cpu_b = _cpu_times()
         wall = time.perf_counter() - wall0
-        self.progress(dur / 1e9, dur / 1e9)
+        if self.progress:
+            self.progress(dur, dur, self.rates.text())
         # The engine still holds the TUNs: read their counters, then let it exit.
         tun = self.tun_stats()
         self.stop_commands()
