@@ -4,7 +4,7 @@ side links, rightward (``->``, a<k> sends) or leftward (``<-``)."""
 
 from __future__ import annotations
 
-from .model import GroupSpec, LinkSpec, RunSpec
+from .model import SAME_RATE, GroupSpec, LinkSpec, RunSpec
 from .resolved import DirectedLink, experiment, flow_entry, flow_groups
 from .units import QueueLimit
 
@@ -37,8 +37,13 @@ def build_dumbbell(run: RunSpec, groups: list[GroupSpec]) -> dict:
             pair = "-".join(sorted((name_src, name_dst)))
             extra = spec.cond.link_keys(end, pair, run.seed, run.duration_ns)
         aqm = spec.aqm_b if _is_second(name_src, name_dst) else spec.aqm_a
+        rate = spec.rate_bps
+        if _is_second(name_src, name_dst) and spec.rate_b_bps != SAME_RATE:
+            rate = spec.rate_b_bps  # central rate: {left, right}
+        if spec.overhead_bytes:
+            extra = {**extra, "overhead_bytes": spec.overhead_bytes}
         links.append(DirectedLink(len(links), f"{name_src}->{name_dst}", name_src, name_dst,
-                                  role, spec.rate_bps, spec.delay_ns, queue, qpath, ecn, extra,
+                                  role, rate, spec.delay_ns, queue, qpath, ecn, extra,
                                   aqm=aqm))
         return len(links) - 1
 

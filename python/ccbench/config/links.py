@@ -12,11 +12,11 @@ from .conditions import (PRESETS, Conditions, parse_delay, parse_jitter, parse_l
                          parse_promotion, parse_trace)
 from .errors import Collector, show
 from .keys import NO_OP_AQM, Key, canon, get, take
-from .model import DEFAULT_QUEUE, LinkSpec
+from .model import DEFAULT_QUEUE, SAME_RATE, LinkSpec
 from .queues import parse_queue_mapping
-from .units import parse_queue, parse_rate
+from .units import parse_int, parse_queue, parse_rate
 
-CENTRAL_KEYS = [Key("rate"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
+CENTRAL_KEYS = [Key("rate"), Key("overhead"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
                 Key("jitter"), Key("loss"), Key("trace"), Key("promotion"), Key("preset")]
 LINK_RESERVED: dict[str, str] = {}
 #: Network-condition keys of a side link (``left-<key>``/``right-<key>``), see conditions.py.
@@ -89,7 +89,10 @@ def parse_central(d, errs: Collector) -> LinkSpec:
     if "preset" in c:
         c = _apply_preset(c, spec, errs)
     if "rate" in c:
-        spec.rate_bps = errs.guard(parse_rate, *c["rate"])
+        _parse_central_rate(*c["rate"], spec, errs)
+    if "overhead" in c:
+        spec.overhead_bytes = get(c, "overhead", parse_int, errs, 0,
+                                  what="framing bytes per packet", minimum=0, maximum=65535)
     spec.delay_ns = get(c, "delay", parse_link_delay, errs, 0, cond=spec.cond)
     parse_conditions(c, "", spec, errs)
     reject_ecn_key(c, "ecn", errs)
@@ -121,6 +124,23 @@ def parse_central(d, errs: Collector) -> LinkSpec:
             spec.aqm_a = spec.aqm_b = aqm
             spec.queue_a_path = spec.queue_b_path = qpath
     return spec
+
+
+def _parse_central_rate(rv: Any, rpath: tuple, spec: LinkSpec, errs: Collector) -> None:
+    """``rate``: one rate both ways, or ``{left: r1->r2's rate, right: r2->r1's rate}`` (the
+    end each direction leaves, as for queues); a side left out keeps 100Mbit."""
+    if not isinstance(rv, dict):
+        spec.rate_bps = errs.guard(parse_rate, rv, rpath)
+        return
+    r = take(rv, rpath, QUEUE_SIDE_KEYS, errs, what="a rate or {left: <rate>, right: <rate>}")
+    if r is None:
+        return
+    if "left" in r:
+        spec.rate_bps = errs.guard(parse_rate, *r["left"], default=spec.rate_bps)
+    if "right" in r:
+        spec.rate_b_bps = errs.guard(parse_rate, *r["right"], default=SAME_RATE)
+    if spec.rate_b_bps == spec.rate_bps:
+        spec.rate_b_bps = SAME_RATE
 
 
 def _apply_preset(c: dict, spec: LinkSpec, errs: Collector) -> dict:

@@ -23,6 +23,8 @@ DEFAULT_QUEUE = QueueLimit(packets=1000, text=1000)
 DEFAULT_TCP = {"rwnd_bytes": 32 * 2**20, "init_cwnd": 10, "delayed_ack": True, "sack": True,
                "min_rto_ns": 200_000_000, "initial_rto_ns": 1_000_000_000,
                "rtt_granularity_ns": 0, "delayed_ack_timeout_ns": 40_000_000}
+#: ``LinkSpec.rate_b_bps`` when both directions run at ``rate_bps``.
+SAME_RATE = "same"
 
 
 @dataclass
@@ -47,6 +49,11 @@ class LinkSpec:
     aqm_b: Any = None
     #: Variable delay, jitter, loss, trace, promotion (conditions.py); None = none.
     cond: Any = None
+    #: Rate of the direction leaving the b end when it differs from ``rate_bps`` (central
+    #: link: ``rate: {left: .., right: ..}``); ``SAME_RATE`` = ``rate_bps`` both ways.
+    rate_b_bps: Any = SAME_RATE
+    #: Framing bytes added to every packet on the wire (netmodel ``overhead_bytes``).
+    overhead_bytes: int = 0
 
 
 @dataclass
@@ -95,4 +102,4 @@ def bdp_packets(bdp_bytes: Fraction, mss: int) -> int:
 
 
 __all__ = ["DEFAULT_QUEUE", "DEFAULT_TCP", "GroupSpec", "HEADER_BYTES", "LinkSpec", "RunSpec",
-           "SCHEMA_VERSION", "bdp_packets"]
+           "SAME_RATE", "SCHEMA_VERSION", "bdp_packets"]

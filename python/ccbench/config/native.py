@@ -27,7 +27,8 @@ CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
 TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
-            Key("slow-start-after-idle"), Key("tlp"), Key("sack-compression"), Key("profile")]
+            Key("slow-start-after-idle"), Key("tlp"), Key("sack-compression"), Key("profile"),
+            Key("pacing")]
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("flows", ("count",)), Key("direction"), Key("start"),
               Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
@@ -97,6 +98,17 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         tcp["tlp"] = get(t, "tlp", parse_bool, errs, True)
     if "sack-compression" in t:
         tcp["sack_compression"] = get(t, "sack-compression", parse_bool, errs, True)
+    if "pacing" in t:
+        # fq: the sender paces at Linux's default rate (tcp_update_pacing_rate: 200 % of
+        # cwnd/srtt in slow start, 120 % after) whatever its CC, as with the fq qdisc;
+        # written only when given, like slow-start-after-idle
+        pv, ppath = t["pacing"]
+        if isinstance(pv, str) and pv.strip().lower() in ("fq", "none", "off"):
+            tcp["pacing_default"] = pv.strip().lower() == "fq"
+        else:
+            errs.error(ppath, f"pacing {show(pv)} is not fq or none",
+                       "write pacing: fq (pace every flow as the fq qdisc does) or pacing: none "
+                       "(only CCs that ask for it are paced, the default)", pv)
     return tcp
 
 

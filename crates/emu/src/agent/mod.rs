@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! ccbench-agent server --port P [--t0 T0] [--end E] [--multi 1] [--run ID]
-//! ccbench-agent client --dst ADDR --port P --cc NAME [--t0 T0] [--start S] [--end E]
+//! ccbench-agent client --dst ADDR --port P --cc NAME [--pacing fq] [--t0 T0] [--start S] [--end E]
 //!                      [--stop S2] [--bytes N] [--interval I] [--flow F] [--out DIR] [--run ID]
 //!                      [--app-rate BPS --mss M] [--on NS --off NS] [--notsent-lowat B]
 //! ccbench-agent udp-server --port P [--t0 T0] [--end E]

@@ -80,6 +80,16 @@ pub fn client(a: &Args) {
     if r != 0 {
         die(3, &format!("TCP_CONGESTION {cc}: {} (is tcp_{cc} loaded? see `ccbench doctor`)", std::io::Error::last_os_error()));
     }
+    if a.0.get("pacing").map(String::as_str) == Some("fq") {
+        // tcp: {pacing: fq}. Any SO_MAX_PACING_RATE other than ~0 switches the socket to TCP's
+        // own pacing (sock_setsockopt sets SK_PACING_NEEDED), at sk_pacing_rate =
+        // tcp_update_pacing_rate's 200 %/120 % of cwnd/srtt: what the fq qdisc paces at.
+        let max: u64 = u64::MAX - 1;
+        let r = unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, &max as *const u64 as *const _, 8) };
+        if r != 0 {
+            die(1, &errno_msg("SO_MAX_PACING_RATE"));
+        }
+    }
     clock::sleep_until(start);
     let sa = sockaddr(u32::from(dst), port);
     let mut connected = false;

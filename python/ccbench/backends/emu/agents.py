@@ -50,6 +50,8 @@ def sender_argv(agent: Path, exp: dict, f: dict, dst_addr: str, t0: int, run_id:
             "--flow", str(f["id"]), "--out", str(flow_dir(work, f["id"])), *tail]
     if f.get("bytes"):
         args += ["--bytes", str(f["bytes"])]
+    if (f.get("tcp") or exp.get("tcp") or {}).get("pacing_default"):
+        args += ["--pacing", "fq"]  # tcp: {pacing: fq}: TCP's internal pacing
     if f.get("app_rate_bps"):
         args += ["--app-rate", str(int(f["app_rate_bps"])), "--mss", str(int(exp.get("mss", 1448)))]
     if f.get("onoff"):
