@@ -90,7 +90,11 @@ def test_command_and_pantheon_schemes_run_and_leave_nothing(tmp_path):
     assert ag[0]["cc"] == "bbr" and ag[1]["cc"] == "cubic" and ag[1]["run_first"] == "receiver"
     f0 = res.flows.filter(pl.col("flow") == 0)
     f1 = res.flows.filter(pl.col("flow") == 1)
-    assert f0.height >= 150 and f1.height >= 200
+    # TCP_INFO is sampled every 10 ms while a connection lives: flow 0 for its 2 s, flow 1 from
+    # its first packet (the wrapper's start-up may delay it to 1.5 s, allowed above) to 3 s;
+    # 20 % slack for polls the monitor misses on a busy machine
+    assert f0.height >= 0.8 * 200
+    assert f1.height >= 0.8 * (3e9 - pk1["sent_ns"].min()) / 10e6, (f1.height, pk1["sent_ns"].min())
     assert f0.filter(pl.col("time_ns") > 1e9)["cc_btl_bw"].median() > 0.3 * 30e6
     assert 19_000 <= f1.filter(pl.col("time_ns") > 1.5e9)["srtt_us"].median() <= 45_000
     # the programs were the agent, run as commands, each killed by us
