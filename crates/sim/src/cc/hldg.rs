@@ -1,7 +1,7 @@
 //! HLDG — Hybrid Loss-Delay Gradient congestion control, as specified by R. Al-Saadi, "A Hybrid
 //! Loss-Delay Gradient Congestion Control Algorithm for the Internet", PhD thesis, Swinburne
 //! University of Technology, 2019 (Ch. 5–6). Where the thesis is ambiguous or misprinted the
-//! implementation follows the decisions D1–D30 listed in docs/hldg.md; every such choice below
+//! implementation follows the decisions D1–D33 listed in docs/hldg.md; every such choice below
 //! cites its decision.
 //!
 //! Mechanisms (docs/hldg.md): M1 gradients against cycle n−2 after a back-off; M2 γ-packet spurious
@@ -283,6 +283,12 @@ pub struct Hldg {
     restore_target: u32,
     restore_step_us: u64,
     restore_next_us: u64,
+    /// PROBE was entered at a loss: cut cwnd to 2 MSS once that loss burst is repaired (D32).
+    probe_cut_pending: bool,
+    /// CUBIC's ssthresh at the PROBE entry, and `snd_nxt` when the 2-MSS cut was made: a loss
+    /// of data sent before the cut belongs to the same burst (D32).
+    probe_ss: u32,
+    probe_flight_end: u64,
     // --- slow start ---
     ss_ack_count: u32,
     ss_agg_bytes: u64,
@@ -351,6 +357,9 @@ impl Hldg {
             restore_target: 0,
             restore_step_us: 0,
             restore_next_us: 0,
+            probe_cut_pending: false,
+            probe_ss: 2,
+            probe_flight_end: 0,
             ss_ack_count: 0,
             ss_agg_bytes: 0,
             ss_stime_us: 0,
@@ -736,13 +745,22 @@ impl CongestionControl for Hldg {
             let loss_epoch = now - self.t_in_loss_mode_us; // D3
             let switch_epoch = now - self.t_in_mode_switching_us;
             if switch_epoch > self.p.t_dwell_us && loss_epoch > self.probe_epoch_us {
-                // PROBE: cwnd ← min(cwnd, 2 MSS) (D5) via ssthresh; restore target from CUBIC (D2).
+                // PROBE: cwnd ← min(cwnd, 2 MSS) (D5) once this loss burst is repaired; the
+                // recovery itself runs with CUBIC's ssthresh (D32); restore target from CUBIC (D2).
                 self.mode = MODE_PROBE;
                 self.in_probe_mode = 0;
                 self.t_in_probe_mode_us = now;
-                return ss.min(2).max(2);
+                self.probe_cut_pending = true;
+                self.probe_ss = ss;
+                self.probe_flight_end = u64::MAX;
             }
             return ss;
+        }
+        if self.mode == MODE_PROBE && (self.probe_cut_pending || sk.snd_una < self.probe_flight_end) {
+            // A further loss of the burst that started PROBE (data sent before the cut): the
+            // same congestion event, repaired with CUBIC's ssthresh, then cut again (D32).
+            self.probe_cut_pending = true;
+            return self.probe_ss.max(2);
         }
         if sk.cwnd < sk.ssthresh {
             // Loss in slow start (Alg 5.3).
@@ -771,6 +789,10 @@ impl CongestionControl for Hldg {
             CaEvent::Loss => {
                 self.shadow_w = self.shadow_before_ssthresh;
                 sk.ssthresh = (sk.packets_in_flight() / 2).max(2);
+                if std::mem::take(&mut self.probe_cut_pending) && self.mode == MODE_PROBE {
+                    sk.ssthresh = 2; // the RTO ended the recovery: the PROBE window (D32)
+                    self.probe_flight_end = sk.snd_nxt;
+                }
                 self.in_congrecovery = false;
                 self.restore_target = 0;
                 if self.mode == MODE_LOSS {
@@ -790,11 +812,21 @@ impl CongestionControl for Hldg {
     fn pkts_acked(&mut self, sk: &mut Sock, sample: &AckSample) {
         self.ack_new_cycle = false;
         self.ack_grow = false;
+        if self.probe_cut_pending && sk.ca_state == CaState::Open && sk.lost_out == 0 && sk.retrans_out == 0 {
+            // The burst that started PROBE is repaired: the PROBE window (D5, D32).
+            self.probe_cut_pending = false;
+            if self.mode == MODE_PROBE {
+                sk.cwnd = sk.cwnd.min(2);
+                sk.ssthresh = 2;
+                self.probe_flight_end = sk.snd_nxt;
+            }
+        }
         if self.mode == MODE_LOSS {
             self.cubic.pkts_acked(sk, sample);
         }
         if sample.rtt_us >= 0 {
-            let rtt = sample.rtt_us.max(1);
+            // h_ertt's sample is `ticks − tx_ts + 1`: one tick above the core's floored one (D31).
+            let rtt = sample.rtt_us.max(1) + sk.rtt_tick_us as i64;
             self.last_rtt = Some(rtt);
             self.update_rtt_base(sk, rtt);
         }
@@ -812,7 +844,9 @@ impl CongestionControl for Hldg {
         }
         self.rttmin_cur = self.rttmin_cur.min(rtt);
         self.rttmax_cur = self.rttmax_cur.max(rtt);
-        let slow_start = sk.cwnd < sk.ssthresh;
+        // Not during a loss recovery (PRR holds cwnd below ssthresh there): FreeBSD modules act
+        // on ACKs only outside recovery (`IN_RECOVERY` in `ack_received`, as cc_newreno.c) (D33).
+        let slow_start = sk.cwnd < sk.ssthresh && sk.ca_state != CaState::Recovery;
         // Slow-start ACK train (Alg 5.3 (a)); the cycle flag is evaluated once (D11).
         let new_cycle = sk.snd_una >= self.marker;
         if slow_start && self.mode != MODE_LOSS && self.p.ss_mode == SS_HLDG {
@@ -1112,10 +1146,26 @@ mod tests {
         sk.now_us = due + 2_000_000;
         assert_eq!(h.ssthresh(&mut sk), 70);
         assert_eq!(h.mode, MODE_LOSS);
-        // A loss after T_dwell = 5 s and longer in LOSS than the last PROBE (0) ⇒ PROBE, cwnd 2.
+        // A loss after T_dwell = 5 s and longer in LOSS than the last PROBE (0) ⇒ PROBE; the
+        // recovery runs with CUBIC's ssthresh (0.7·100), cwnd 2 once it completes (D32).
         sk.now_us = due + 6_000_000;
-        assert_eq!(h.ssthresh(&mut sk), 2);
+        assert_eq!(h.ssthresh(&mut sk), 70);
         assert_eq!(h.mode, MODE_PROBE);
+        sk.cwnd = 70;
+        sk.ssthresh = 70;
+        // A second recovery for the same burst does not cut again.
+        assert_eq!(h.ssthresh(&mut sk), 70);
+        // Repaired (Open, nothing lost or retransmitted): the PROBE window.
+        h.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 100_000, in_flight: 10 });
+        assert_eq!((sk.cwnd, sk.ssthresh), (2, 2));
+        // A loss of data sent before the cut (snd_una below the snd_nxt of the cut): the same
+        // burst, repaired with CUBIC's ssthresh again, then cut again.
+        sk.snd_una = sk.snd_nxt - 10 * MSS;
+        assert_eq!(h.ssthresh(&mut sk), 70);
+        sk.cwnd = 70;
+        sk.snd_una = sk.snd_nxt;
+        h.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 100_000, in_flight: 10 });
+        assert_eq!((sk.cwnd, sk.ssthresh), (2, 2));
         // PROBE with the queue still high for m cycles ⇒ back to LOSS (restore scheduled).
         sk.cwnd = 2;
         sk.ssthresh = 2;
@@ -1131,6 +1181,42 @@ mod tests {
         }
         assert_eq!(h.detection_sum, 100);
         assert_eq!(h.mode, MODE_DELAY);
+    }
+
+    #[test]
+    fn probe_entered_at_a_loss_cuts_after_its_recovery_or_rto() {
+        // Enter LOSS mode directly, then a loss after T_dwell: PROBE with CUBIC's ssthresh.
+        let mut h = Hldg::new(HldgParams { rtt_base_window_us: 0, ..Default::default() });
+        let mut sk = sock(1000, 50);
+        h.init(&mut sk);
+        h.enter_loss_mode(&mut sk);
+        sk.now_us += 6_000_000;
+        assert_eq!(h.ssthresh(&mut sk), 700);
+        assert_eq!(h.mode, MODE_PROBE);
+        // An RTO before the recovery ends: the PROBE window becomes the slow-start target.
+        sk.packets_out = 900;
+        h.cwnd_event(&mut sk, CaEvent::Loss);
+        assert_eq!(sk.ssthresh, 2);
+        // No cut pending any more: a later CompleteCwr leaves the window alone.
+        sk.cwnd = 10;
+        sk.ssthresh = 10;
+        sk.packets_out = 4;
+        h.cwnd_event(&mut sk, CaEvent::CompleteCwr);
+        assert_eq!(sk.cwnd, 5);
+    }
+
+    #[test]
+    fn tick_based_endpoint_samples_are_one_tick_above_the_floor() {
+        // h_ertt reports ticks − tx_ts + 1: a 3.25-ms RTT floored to 3 ms by a 1-ms-tick
+        // endpoint is 4 ms to HLDG (RTT_ebase, hence the BDP estimate); µs endpoints add nothing.
+        for (tick, base) in [(1000u32, 4000i64), (0, 3000)] {
+            let mut h = Hldg::new(HldgParams::default());
+            let mut sk = sock(10, TCP_INFINITE_SSTHRESH);
+            sk.rtt_tick_us = tick;
+            h.init(&mut sk);
+            h.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 3000, in_flight: 10 });
+            assert_eq!(h.rtt_ebase, base);
+        }
     }
 
     #[test]

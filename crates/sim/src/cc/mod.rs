@@ -125,6 +125,10 @@ pub struct Sock {
     pub lsndtime_ns: u64,
     /// Peer's advertised receive window (bytes).
     pub snd_wnd: u64,
+    /// RTT-measurement tick (µs) of a tick-based endpoint (`rtt_granularity_ns` / 1000; 0 = µs
+    /// samples). FreeBSD's h_ertt reports `ticks − tx_ts + 1`, one tick above the floored
+    /// samples the core delivers; the FreeBSD-derived CCs (HLDG) add it back.
+    pub rtt_tick_us: u32,
 }
 
 impl Sock {
@@ -164,6 +168,7 @@ impl Sock {
             rto_ns: 0,
             lsndtime_ns: 0,
             snd_wnd: 0,
+            rtt_tick_us: 0,
         }
     }
 

@@ -278,6 +278,7 @@ impl TcpSender {
     pub fn new(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, app_bytes: Option<u64>) -> Self {
         let mut sk = Sock::new(cfg.mss, cfg.init_cwnd);
         sk.rto_ns = cfg.initial_rto_ns;
+        sk.rtt_tick_us = (cfg.rtt_granularity_ns / 1000).min(u32::MAX as u64) as u32;
         if cc.has_cong_control() {
             sk.pacing_status = PacingStatus::Needed;
         } else if cfg.pacing_default {
