@@ -1,7 +1,7 @@
 //! HLDG — Hybrid Loss-Delay Gradient congestion control, as specified by R. Al-Saadi, "A Hybrid
 //! Loss-Delay Gradient Congestion Control Algorithm for the Internet", PhD thesis, Swinburne
 //! University of Technology, 2019 (Ch. 5–6). Where the thesis is ambiguous or misprinted the
-//! implementation follows the decisions D1–D33 listed in docs/hldg.md; every such choice below
+//! implementation follows the decisions D1–D34 listed in docs/hldg.md; every such choice below
 //! cites its decision.
 //!
 //! Mechanisms (docs/hldg.md): M1 gradients against cycle n−2 after a back-off; M2 γ-packet spurious
@@ -18,7 +18,8 @@
 //! its congestion recovery are done by the module (no PRR); loss goes through `ssthresh` and the
 //! core's recovery; RTO is NewReno (ssthresh = max(pipe/2, 2)). The measurement cycle is the
 //! h_ertt epoch: the ACK that passes the `snd_nxt` recorded at the start of the cycle (D29).
-//! RTT samples are the core's (newest ACKed packet); their granularity is the endpoint's. The
+//! RTT samples are the core's (newest ACKed packet), one tick higher on a tick-based endpoint
+//! (D31) and filtered as h_ertt does under delayed ACKs (D34). The
 //! "one second later" LOSS-mode entry and the post-PROBE cwnd restore (+1 MSS every
 //! 2·RTT/(target − cwnd)) are evaluated on ACK arrivals (CCs have no timers); the RTT_base probe
 //! only runs in DELAY/PROBE mode (in LOSS mode CUBIC owns the window).
@@ -97,6 +98,8 @@ pub static PARAMS: &[ParamInfo] = &[
 
 /// CDG's ineffectual back-off thresholds, inherited (thesis §5.3.2).
 pub const CONSEC_CONG: u32 = 5;
+/// h_ertt's delayed-ACK guess saturates here (`DLYACK_SMOOTH`, sys/netinet/khelp/h_ertt.c).
+pub const DLYACK_SMOOTH: u32 = 5;
 pub const HOLD_BACKOFF: u32 = 5;
 
 #[derive(Clone, Debug)]
@@ -289,6 +292,8 @@ pub struct Hldg {
     /// of data sent before the cut belongs to the same burst (D32).
     probe_ss: u32,
     probe_flight_end: u64,
+    /// h_ertt's guess that the receiver delays ACKs (`dlyack_rx`, 0..=DLYACK_SMOOTH, D34).
+    dlyack_rx: u32,
     // --- slow start ---
     ss_ack_count: u32,
     ss_agg_bytes: u64,
@@ -360,6 +365,7 @@ impl Hldg {
             probe_cut_pending: false,
             probe_ss: 2,
             probe_flight_end: 0,
+            dlyack_rx: 0,
             ss_ack_count: 0,
             ss_agg_bytes: 0,
             ss_stime_us: 0,
@@ -824,7 +830,17 @@ impl CongestionControl for Hldg {
         if self.mode == MODE_LOSS {
             self.cubic.pkts_acked(sk, sample);
         }
-        if sample.rtt_us >= 0 {
+        // h_ertt's delayed-ACK filter (D34): an ACK for several segments raises the guess that the
+        // receiver delays ACKs, one for a single segment lowers it; while the guess stands, a
+        // single-segment ACK (held by the receiver's delayed-ACK timer) gives no RTT sample.
+        let multiack = sample.pkts_acked > 1;
+        if multiack {
+            self.dlyack_rx = (self.dlyack_rx + 1).min(DLYACK_SMOOTH);
+        } else if sample.pkts_acked == 1 {
+            self.dlyack_rx = self.dlyack_rx.saturating_sub(1);
+        }
+        let measure = self.dlyack_rx == 0 || multiack || sk.sacked_out > 0;
+        if sample.rtt_us >= 0 && measure {
             // h_ertt's sample is `ticks − tx_ts + 1`: one tick above the core's floored one (D31).
             let rtt = sample.rtt_us.max(1) + sk.rtt_tick_us as i64;
             self.last_rtt = Some(rtt);
@@ -1217,6 +1233,25 @@ mod tests {
             h.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 3000, in_flight: 10 });
             assert_eq!(h.rtt_ebase, base);
         }
+    }
+
+    #[test]
+    fn delayed_single_segment_acks_give_no_rtt_sample() {
+        // h_ertt (D34): after ACKs for two segments the receiver is taken to delay ACKs, so an
+        // ACK for one segment (held by the delayed-ACK timer: RTT + 100 ms here) is not timed;
+        // the guess is lowered before the test, as in h_ertt, so it takes two multi-ACKs.
+        let mut h = Hldg::new(HldgParams::default());
+        let mut sk = sock(10, TCP_INFINITE_SSTHRESH);
+        h.init(&mut sk);
+        h.pkts_acked(&mut sk, &AckSample { pkts_acked: 2, rtt_us: 40_000, in_flight: 10 });
+        h.pkts_acked(&mut sk, &AckSample { pkts_acked: 2, rtt_us: 40_000, in_flight: 10 });
+        h.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 140_000, in_flight: 10 });
+        assert_eq!((h.rttmin_cur, h.rttmax_cur, h.last_rtt), (40_000, 40_000, Some(40_000)));
+        // A receiver that ACKs every segment: the guess decays and single ACKs are timed again.
+        for _ in 0..DLYACK_SMOOTH {
+            h.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 41_000, in_flight: 10 });
+        }
+        assert_eq!(h.rttmax_cur, 41_000);
     }
 
     #[test]
