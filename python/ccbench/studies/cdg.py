@@ -36,10 +36,6 @@ KNOWN_REDUCED: dict[str, str] = {
 # ... only at the medium and full scales, whose grids reach the long RTTs and the other rates
 # (the CI scale runs 10 ms / 12 Mbit/s points where these hold)
 KNOWN_LARGE: dict[str, str] = {
-    "e1-rate": (
-        "one run decides it: CDG at 300 ms reaches 0.57, 0.68, 0.78, 0.42, 0.74 at 5-25 Mbit/s "
-        "(medium scale, one seed); the 20-Mbit/s run's 0.42 is an early run of back-offs, the "
-        "other four lie within 0.21"),
     "f1": (
         "near-perfect at 10 and 40 ms but not at 180-340 ms (5 seeds, medium-scale setup: "
         "Jain 0.87, 0.83, 0.78): HLDG's spurious-back-off filter is off below 2 Mbit/s "

@@ -19,6 +19,7 @@
 //!   CWR); "in recovery" = that flag or the core in CWR/Recovery/Loss.
 //! * RTT samples are the core's per-ACK `rtt_us` (newest ACKed packet), not h_ertt's
 //!   (which times the 2nd segment under delayed ACKs); their granularity is the endpoint's.
+//!   As h_ertt, an ACK for one segment from a receiver taken to delay ACKs is not timed.
 //!   Gradients are kept in µs (FreeBSD: ticks·2^7); with 1-ms samples the table index and every
 //!   decision are the same as FreeBSD's.
 //! * Loss (3 dupACK / RACK) runs FreeBSD's `CC_NDUPACK` response in `ssthresh`; the core's PRR
@@ -188,6 +189,8 @@ pub struct Cdg {
     marker: u64,
     /// Latest RTT sample (µs), h_ertt's `e_t->rtt`; None before the first.
     last_rtt: Option<i64>,
+    /// h_ertt's guess that the receiver delays ACKs (`dlyack_rx`, 0..=DLYACK_SMOOTH).
+    dlyack_rx: u32,
     minrtt_in_rtt: i64,
     maxrtt_in_rtt: i64,
     minrtt_in_prevrtt: i64,
@@ -225,6 +228,7 @@ impl Cdg {
             rng,
             marker: 0,
             last_rtt: None,
+            dlyack_rx: 0,
             minrtt_in_rtt: i64::MAX,
             maxrtt_in_rtt: 0,
             minrtt_in_prevrtt: i64::MAX,
@@ -393,7 +397,15 @@ impl CongestionControl for Cdg {
     fn pkts_acked(&mut self, sk: &mut Sock, sample: &AckSample) {
         self.ack_new_meas = false;
         self.ack_cong = false;
-        if sample.rtt_us >= 0 {
+        // h_ertt's delayed-ACK filter (as hldg.rs, docs/hldg.md D34): while the receiver is taken
+        // to delay ACKs, an ACK for a single segment is not timed and the last sample stands.
+        let multiack = sample.pkts_acked > 1;
+        if multiack {
+            self.dlyack_rx = (self.dlyack_rx + 1).min(super::hldg::DLYACK_SMOOTH);
+        } else if sample.pkts_acked == 1 {
+            self.dlyack_rx = self.dlyack_rx.saturating_sub(1);
+        }
+        if sample.rtt_us >= 0 && (self.dlyack_rx == 0 || multiack || sk.sacked_out > 0) {
             self.last_rtt = Some(sample.rtt_us.max(1));
         }
         let rtt = match self.last_rtt {
@@ -722,5 +734,21 @@ mod tests {
         assert!((hits - 0.485).abs() < 0.015, "{hits}");
         let p = crate::cc::make("cdg", &serde_json::json!({"seed": 18446744073709551615u64, "stream": 3})).unwrap();
         assert_eq!(p.name(), "cdg");
+    }
+
+    #[test]
+    fn delayed_single_segment_acks_give_no_rtt_sample() {
+        // h_ertt: two ACKs for two segments make the receiver a delayed-ACK one; the next ACK
+        // for a single segment (held by the receiver's timer, +100 ms) is not timed.
+        let mut c = Cdg::new(CdgParams::default());
+        let mut sk = sock(10, TCP_INFINITE_SSTHRESH);
+        c.init(&mut sk);
+        sk.snd_una = 0;
+        sk.snd_nxt = 100 * MSS;
+        c.marker = 1 << 40;
+        for (n, rtt) in [(2, 40_000), (2, 40_000), (1, 140_000)] {
+            c.pkts_acked(&mut sk, &AckSample { pkts_acked: n, rtt_us: rtt, in_flight: 10 });
+        }
+        assert_eq!((c.maxrtt_in_rtt, c.last_rtt), (40_000, Some(40_000)));
     }
 }
