@@ -968,7 +968,7 @@ impl CongestionControl for Hldg {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "hldg",
     description: "HLDG: CDG-based hybrid: gradients vs cycle n-2 after a back-off, gamma-packet filter, weighted moving average, ZSGW, back-off to 0.95·BDP, accumulated probability, DELAY/LOSS(CUBIC)/PROBE modes, ACK-train slow start",
-    source: "R. Al-Saadi, A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the Internet, PhD thesis, Swinburne University of Technology 2019 (Ch. 5-6); reading decisions D1-D30 in docs/hldg.md",
+    source: "R. Al-Saadi, A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the Internet, PhD thesis, Swinburne University of Technology 2019 (Ch. 5-6); reading decisions D1-D34 in docs/hldg.md",
     params: PARAMS,
     make: |p| Ok(Box::new(Hldg::from_params(p)?)),
 }];
