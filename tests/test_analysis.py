@@ -158,8 +158,12 @@ def test_hand_summary(hand, mode):
     assert f0["avg_tput_mbps"] == pytest.approx(3000 * 8 / 1.4 / 1e6, rel=1e-12)
     assert f1["avg_tput_mbps"] == pytest.approx(2000 * 8 / 0.2 / 1e6, rel=1e-12)
     assert f0["mean_delay_ms"] == 20.0 and f1["mean_delay_ms"] == 10.0
-    assert (f0["bytes_sent"], f0["bytes_lost"], f0["loss_pct"]) == (4000, 1000, 25.0)
-    assert (f1["bytes_sent"], f1["bytes_lost"], f1["loss_pct"]) == (2500, 500, 20.0)
+    # flow 0: 1000 B dropped; flow 1: 500 B sent at 1.95 s and never delivered nor dropped
+    # (in flight at the end): loss counts drops only, CoCo-Beholder's loss counts both
+    assert (f0["bytes_sent"], f0["bytes_dropped"], f0["loss_pct"]) == (4000, 1000, 25.0)
+    assert (f0["bytes_in_flight_end"], f0["bytes_lost"], f0["coco_loss_pct"]) == (0, 1000, 25.0)
+    assert (f1["bytes_sent"], f1["bytes_dropped"], f1["loss_pct"]) == (2500, 0, 0.0)
+    assert (f1["bytes_in_flight_end"], f1["bytes_lost"], f1["coco_loss_pct"]) == (500, 500, 20.0)
     assert (f0["start_s"], f0["end_s"]) == (0.2, 1.6)
     r0, r1 = 3000 * 8 / 1.4 / 1e6, 0.08
     assert a.overall_jain == pytest.approx((r0 + r1) ** 2 / (2 * (r0 ** 2 + r1 ** 2)), rel=1e-12)
@@ -178,6 +182,8 @@ def test_hand_total_pools_flows(hand):
     r = a.summary.row(0, named=True)
     assert r["curve"] == "Total: 2 flows"
     assert (r["bytes_sent"], r["bytes_lost"]) == (6500, 1500)
+    assert (r["bytes_dropped"], r["bytes_in_flight_end"]) == (1000, 500)
+    assert r["loss_pct"] == pytest.approx(100 * 1000 / 6500)
     assert (r["start_s"], r["end_s"]) == (0.2, 1.6)
     assert r["avg_tput_mbps"] == pytest.approx(5000 * 8 / 1.4 / 1e6)
     # pooled delays [5, 10, 15, 20, 30]: median rank 2 -> 15, p95 rank round(3.8)=4 -> 30
@@ -250,6 +256,7 @@ def test_edge_cases_na_texts(tmp_path):
         assert s[0]["avg_tput_mbps"] is None
         assert s[1]["avg_tput_mbps"] == pytest.approx(2000 * 8 / 0.005 / 1e6)
         assert s[2]["loss_pct"] == 100.0 and s[2]["avg_tput_mbps"] is None
+        assert s[2]["coco_loss_pct"] == 100.0 and s[2]["bytes_in_flight_end"] == 0
         assert s[3]["loss_pct"] is None and s[3]["bytes_sent"] == 0
         assert a.per_interval.filter(pl.col("curve") == s[2]["curve"]).height == 0
         t = stats_text(a)
@@ -316,6 +323,7 @@ def test_aggregate_agrees_with_packets(random_run, grouping, interval):
     assert p.jain.equals(a.jain)
     assert p.overall_jain == a.overall_jain
     exact = ["curve", "flows", "packets", "avg_tput_mbps", "mean_delay_ms", "loss_pct",
+             "coco_loss_pct", "bytes_dropped", "bytes_in_flight_end",
              "bytes_sent", "bytes_lost", "start_s", "end_s"]
     assert p.summary.select(exact).equals(a.summary.select(exact))
     w_ms = random_run.experiment["hist_bucket_ns"] / 1e6

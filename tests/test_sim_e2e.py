@@ -107,3 +107,34 @@ def test_metadata_is_self_describing(mixed):
     assert meta["sim"]["events"] > 0
     assert set(meta["tables"]) >= {"packets", "flows", "queues", "intervals", "delay_hist", "flowstats"}
     assert not list(mixed.path.parent.glob(".*tmp*"))  # nothing half-written left behind
+
+
+@pytest.mark.parametrize("packets", [True, False])
+def test_loss_counts_drops_not_packets_in_flight(tmp_path, packets):
+    # One CUBIC flow, 10 Mbit/s, 100 ms RTT, a queue far deeper than its window can fill in 2 s:
+    # nothing is dropped, yet a window's worth is in flight when the run stops. Loss must be 0
+    # (CoCo-Beholder's sent − delivered figure, kept as coco_loss_pct, is not).
+    exp = experiment([{"scheme": "cubic", "flows": 1}], duration=2, rate="10Mbit", delay="50ms",
+                     queue=100000, side_delay="0ms", packets=packets)
+    res = run(tmp_path, exp)
+    s = analysis.analyze(res, "per-flow").summary.row(0, named=True)
+    fs = res.flowstats.row(0, named=True)
+    assert fs["dropped_pkts"] == 0
+    assert s["loss_pct"] == 0.0 and s["bytes_dropped"] == 0
+    in_flight = fs["sent_bytes"] - fs["delivered_bytes"]
+    assert s["bytes_in_flight_end"] == in_flight > 20 * 1500  # > 20 packets still in flight
+    assert s["coco_loss_pct"] == pytest.approx(100 * in_flight / fs["sent_bytes"]) and s["coco_loss_pct"] > 1
+
+
+def test_loss_counts_every_drop(tmp_path):
+    # Random loss of 2 % on the central link: loss_pct is the dropped share, and dropped +
+    # delivered + in flight adds up to what was sent.
+    exp = experiment([{"scheme": "cubic", "flows": 1}], duration=3, rate="10Mbit",
+                     central={"loss": {"bernoulli": 0.02}})
+    res = run(tmp_path, exp)
+    s = analysis.analyze(res, "per-flow").summary.row(0, named=True)
+    fs = res.flowstats.row(0, named=True)
+    assert s["bytes_dropped"] == fs["dropped_bytes"] > 0
+    assert s["loss_pct"] == pytest.approx(100 * fs["dropped_bytes"] / fs["sent_bytes"])
+    assert 1.0 < s["loss_pct"] < 3.0
+    assert s["bytes_dropped"] + fs["delivered_bytes"] + s["bytes_in_flight_end"] == fs["sent_bytes"]

@@ -4,7 +4,8 @@ A *curve map* assigns each flow to a curve of a grouping. ``gather_packets`` rea
 per-packet table, ``gather_aggregate`` the ``intervals``/``delay_hist``/``flowstats`` tables of a
 run recorded without packets; both return the same four things:
 
-* ``sent``: ci, bytes_sent
+* ``sent``: ci, bytes_sent, bytes_dropped (bytes of packets a queue, an AQM or a random-loss
+  process on the path dropped; packets still in flight at the end are neither)
 * ``tot``: ci, start_ns, end_ns (first/last arrival), delivered_bytes, delivered_pkts, delay_sum_ns
 * ``slots``: ci, slot, bytes, packets, delay_sum_ns (by arrival time, slot = t // interval)
 * ``quantiles(ci, n)``: (median, p95) one-way delay in ns of curve ``ci`` with ``n`` packets
@@ -54,7 +55,9 @@ _I = pl.Int64
 def gather_packets(results, cmap: pl.DataFrame, interval_ns: int):
     """Totals per curve and sums per (curve, slot) from the packets table."""
     pk = _with_ci(results.packets.lazy(), cmap).with_columns(pl.col("size").cast(_I))
-    sent = pk.group_by("ci").agg(pl.col("size").sum().alias("bytes_sent")).collect()
+    sent = pk.group_by("ci").agg(
+        pl.col("size").sum().alias("bytes_sent"),
+        pl.col("size").filter(pl.col("drop_ns").is_not_null()).sum().alias("bytes_dropped")).collect()
     arr = (pk.filter(pl.col("arrival_ns").is_not_null())
            .select("ci", pl.col("arrival_ns").cast(_I).alias("a"), "size",
                    (pl.col("arrival_ns").cast(_I) - pl.col("sent_ns").cast(_I)).alias("d")))
@@ -87,7 +90,8 @@ def gather_aggregate(results, cmap: pl.DataFrame, interval_ns: int):
     m = interval_ns // si
     w = int(exp["hist_bucket_ns"])
     fs = _with_ci(results.flowstats.lazy(), cmap)
-    sent = fs.group_by("ci").agg(pl.col("sent_bytes").cast(_I).sum().alias("bytes_sent")).collect()
+    sent = fs.group_by("ci").agg(pl.col("sent_bytes").cast(_I).sum().alias("bytes_sent"),
+                                 pl.col("dropped_bytes").cast(_I).sum().alias("bytes_dropped")).collect()
     tot = (fs.filter(pl.col("delivered_pkts") > 0)
            .group_by("ci").agg(pl.col("first_arrival_ns").cast(_I).min().alias("start_ns"),
                                pl.col("last_arrival_ns").cast(_I).max().alias("end_ns"),

@@ -1,5 +1,6 @@
 """The metric engine of every run: per-curve throughput, one-way delay, loss and Jain's index,
-as CoCo-Beholder's ``plot.py`` defines them (definitions and deviations: docs/metrics.md).
+as CoCo-Beholder's ``plot.py`` defines them, except that loss counts only dropped packets
+(CoCo-Beholder's sent − delivered is kept as ``coco_loss_pct``; docs/metrics.md).
 
 Two input modes, same definitions:
 
@@ -39,9 +40,10 @@ class CurveStats:
     delivered_pkts: int
     delay_sum_ns: int
     bytes_sent: int
-    bytes_lost: int
+    bytes_lost: int  # sent − delivered (CoCo-Beholder's and Pantheon's "lost": includes in flight)
     median_ns: float | None  # delay at the nearest rank (packet mode) or bucket midpoint
     p95_ns: float | None
+    bytes_dropped: int = 0  # dropped by a queue, an AQM or random loss on the path
 
 
 @dataclass
@@ -52,8 +54,12 @@ class Analysis:
       — one row per *active* slot of each curve.
     * ``jain``: slot, t_s, n_curves, jain — slots where the index is defined.
     * ``summary``: curve, flows, packets, avg_tput_mbps, avg_delay_ms, mean_delay_ms,
-      median_delay_ms, p95_delay_ms, loss_pct, bytes_sent, bytes_lost, start_s, end_s (nulls for
-      N/A). ``avg_delay_ms`` is the "Average one-way delay" of the first stats section: the
+      median_delay_ms, p95_delay_ms, loss_pct, bytes_sent, bytes_dropped, bytes_in_flight_end,
+      coco_loss_pct, bytes_lost, start_s, end_s (nulls for N/A). ``loss_pct`` is the share of
+      the bytes sent that were dropped (queues, AQMs, random loss); ``bytes_in_flight_end`` were
+      sent but neither delivered nor dropped by the end of the run (in flight, or a duplicate
+      delivery makes it negative); ``coco_loss_pct``/``bytes_lost`` are CoCo-Beholder's "loss",
+      sent − delivered, which counts both (docs/metrics.md). ``avg_delay_ms`` is the "Average one-way delay" of the first stats section: the
       per-packet mean (= ``mean_delay_ms``) except in stat_mode ``slot-mean`` (mean of D_c(k)).
     * ``overall_jain``: Jain's index over the curves' average throughputs (None = N/A).
     """
@@ -156,16 +162,18 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
     stats: list[CurveStats] = []
     for ci, c in enumerate(g.curves):
         bytes_sent = int(_lookup(sent, ci, "bytes_sent", 0) or 0)
+        bytes_dropped = int(_lookup(sent, ci, "bytes_dropped", 0) or 0)
         start = _lookup(tot, ci, "start_ns")
         n = int(_lookup(tot, ci, "delivered_pkts", 0) or 0)
         if start is None or n == 0:
-            st = CurveStats(c, None, None, 0, 0, 0, bytes_sent, bytes_sent, None, None)
+            st = CurveStats(c, None, None, 0, 0, 0, bytes_sent, bytes_sent, None, None,
+                            bytes_dropped)
         else:
             dbytes = int(_lookup(tot, ci, "delivered_bytes"))
             med, p95 = quantiles(ci, n)
             st = CurveStats(c, int(start), int(_lookup(tot, ci, "end_ns")), dbytes, n,
                             int(_lookup(tot, ci, "delay_sum_ns")), bytes_sent,
-                            bytes_sent - dbytes, med, p95)
+                            bytes_sent - dbytes, med, p95, bytes_dropped)
         stats.append(st)
 
     # Slots: K = ceil(max end / I), except that a last arrival exactly on a slot boundary opens
@@ -232,19 +240,23 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
             pi = per_interval.filter(pl.col("curve") == st.curve.label)
             avg = float(pi["rate_mbps"].mean())
             avg_delay = pi["delay_ms"].drop_nulls().mean()
-        loss = (st.bytes_lost / st.bytes_sent * 100.0) if st.bytes_sent != 0 else None
+        loss = (st.bytes_dropped / st.bytes_sent * 100.0) if st.bytes_sent != 0 else None
+        coco_loss = (st.bytes_lost / st.bytes_sent * 100.0) if st.bytes_sent != 0 else None
         summ.append({
             "curve": st.curve.label, "flows": list(st.curve.flows), "packets": st.delivered_pkts,
             "avg_tput_mbps": avg, "avg_delay_ms": avg_delay, "mean_delay_ms": mean,
             "median_delay_ms": None if st.median_ns is None else st.median_ns / 1e6,
             "p95_delay_ms": None if st.p95_ns is None else st.p95_ns / 1e6,
-            "loss_pct": loss, "bytes_sent": st.bytes_sent, "bytes_lost": st.bytes_lost,
+            "loss_pct": loss, "bytes_sent": st.bytes_sent, "bytes_dropped": st.bytes_dropped,
+            "bytes_in_flight_end": st.bytes_lost - st.bytes_dropped,
+            "coco_loss_pct": coco_loss, "bytes_lost": st.bytes_lost,
             "start_s": None if st.start_ns is None else st.start_ns / 1e9,
             "end_s": None if st.end_ns is None else st.end_ns / 1e9})
     summary = pl.DataFrame(summ, schema={
         "curve": pl.String, "flows": pl.List(pl.Int64), "packets": pl.Int64,
         "avg_tput_mbps": pl.Float64, "avg_delay_ms": pl.Float64, "mean_delay_ms": pl.Float64, "median_delay_ms": pl.Float64,
         "p95_delay_ms": pl.Float64, "loss_pct": pl.Float64, "bytes_sent": pl.Int64,
+        "bytes_dropped": pl.Int64, "bytes_in_flight_end": pl.Int64, "coco_loss_pct": pl.Float64,
         "bytes_lost": pl.Int64, "start_s": pl.Float64, "end_s": pl.Float64})
     if stat_mode == "slot-mean":
         overall = float(jain["jain"].mean()) if jain.height else None

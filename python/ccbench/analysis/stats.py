@@ -46,7 +46,8 @@ def stats_text(analysis: Analysis) -> str:
         out.append('-- Curve "{}":\n'.format(r["curve"]))
         out.append("Average throughput    : {}\n".format(_rate_str(r)))
         out.append("Average one-way delay : {}\n".format(_ms(r["avg_delay_ms"])))
-        out.append("Loss                  : {}\n\n".format(_loss_str(r["loss_pct"])))
+        # CoCo-Beholder's file: its loss is sent − delivered (in-flight packets included)
+        out.append("Loss                  : {}\n\n".format(_loss_str(r["coco_loss_pct"])))
     out.append("===== Per-packet statistics =====\n\n")
     for r in rows:
         out.append('-- Curve "{}":\n'.format(r["curve"]))

@@ -2,8 +2,9 @@
 ccbench.analysis from the run's results (definitions: docs/metrics.md).
 
 Columns: flow, group, scheme, direction, flow_label; avg_tput_mbps, mean_delay_ms,
-median_delay_ms, p95_delay_ms, loss_pct, bytes_sent, bytes_lost (CoCo-Beholder's per-flow
-metrics, ``analyze(per-flow)``); retrans_pkts (flowstats); jain (Jain's index over the run's
+median_delay_ms, p95_delay_ms, loss_pct (dropped bytes / sent bytes), bytes_sent,
+bytes_dropped, bytes_in_flight_end, coco_loss_pct and bytes_lost (CoCo-Beholder's sent −
+delivered) (the per-flow metrics of ``analyze(per-flow)``); retrans_pkts (flowstats); jain (Jain's index over the run's
 flows, the same on each row of a run); utilization_pct (the first bottleneck link on the
 flow's data path, ``link_utilization``); fct_mean_ms, fct_completed, fct_flows (finite
 flows and short-flow arrivals, ``fct_table``; null for long-running flows).
@@ -18,13 +19,14 @@ SCHEMA = {
     "flow": pl.Int64, "group": pl.Int64, "scheme": pl.String, "direction": pl.String,
     "flow_label": pl.String, "avg_tput_mbps": pl.Float64, "mean_delay_ms": pl.Float64,
     "median_delay_ms": pl.Float64, "p95_delay_ms": pl.Float64, "loss_pct": pl.Float64,
-    "bytes_sent": pl.Int64, "bytes_lost": pl.Int64, "retrans_pkts": pl.Int64,
+    "bytes_sent": pl.Int64, "bytes_dropped": pl.Int64, "bytes_in_flight_end": pl.Int64,
+    "coco_loss_pct": pl.Float64, "bytes_lost": pl.Int64, "retrans_pkts": pl.Int64,
     "jain": pl.Float64, "utilization_pct": pl.Float64, "fct_mean_ms": pl.Float64,
     "fct_completed": pl.Int64, "fct_flows": pl.Int64,
 }
 #: Metric columns (numbers aggregated across repeats), in index order.
 METRICS = ["avg_tput_mbps", "mean_delay_ms", "median_delay_ms", "p95_delay_ms", "loss_pct",
-           "retrans_pkts", "jain", "utilization_pct", "fct_mean_ms"]
+           "coco_loss_pct", "retrans_pkts", "jain", "utilization_pct", "fct_mean_ms"]
 
 
 def _fct_table(results):
@@ -65,7 +67,9 @@ def run_rows(results) -> pl.DataFrame:
             "avg_tput_mbps": s.get("avg_tput_mbps"), "mean_delay_ms": s.get("mean_delay_ms"),
             "median_delay_ms": s.get("median_delay_ms"), "p95_delay_ms": s.get("p95_delay_ms"),
             "loss_pct": s.get("loss_pct"), "bytes_sent": s.get("bytes_sent"),
-            "bytes_lost": s.get("bytes_lost"), "retrans_pkts": retrans.get(f["id"]),
+            "bytes_dropped": s.get("bytes_dropped"),
+            "bytes_in_flight_end": s.get("bytes_in_flight_end"),
+            "coco_loss_pct": s.get("coco_loss_pct"), "bytes_lost": s.get("bytes_lost"), "retrans_pkts": retrans.get(f["id"]),
             "jain": an.overall_jain, "utilization_pct": util.get(link),
             "fct_mean_ms": None if fr is None else fr["m"],
             "fct_completed": None if fr is None else fr["c"],

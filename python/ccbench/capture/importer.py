@@ -145,10 +145,20 @@ def _flow(fid: int, snd: pl.DataFrame | None, rcv: pl.DataFrame | None, ends, t0
         phantoms = got.height - int(pk["arrival_ns"].is_not_null().sum())
     else:
         pk = pk.with_columns(pl.lit(None, dtype=pl.Int64).alias("arrival_ns"))
+    # A packet the receiver never saw is a drop when a packet the sender sent after it did
+    # arrive; after the flow's last arrival it may still have been in flight when the capture
+    # stopped, and stays undelivered. Where and when it was dropped a capture cannot say:
+    # drop_ns is its send time, drop_link null, drop_reason "unseen".
+    if rcv is not None:
+        last = pk.filter(pl.col("arrival_ns").is_not_null())["sent_ns"].max()
+        unseen = pl.col("arrival_ns").is_null() & (pl.col("sent_ns") < (last if last is not None else -1))
+    else:
+        unseen = pl.lit(False)
     pk = pk.select(
         "flow", "seq", "size", "retrans", pl.col("sent_ns").cast(pl.Int64),
         pl.col("arrival_ns").cast(pl.Int64), pl.lit(None, dtype=pl.Int32).alias("drop_link"),
-        pl.lit(None, dtype=pl.Int64).alias("drop_ns"), pl.lit("none").alias("drop_reason"))
+        pl.when(unseen).then(pl.col("sent_ns")).otherwise(None).cast(pl.Int64).alias("drop_ns"),
+        pl.when(unseen).then(pl.lit("unseen")).otherwise(pl.lit("none")).alias("drop_reason"))
     # ACKs the sender received: cumulative ACK and RTT samples (Karn: first transmissions only)
     back = _direction(snd, dst, src, dport, sport).filter((pl.col("flags") & ACKF) != 0)
     acks = pl.DataFrame({"t": back["ts_ns"].to_numpy() - t0,

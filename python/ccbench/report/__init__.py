@@ -77,12 +77,15 @@ def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
 
     # Headline numbers
     out.append(f"<h2>Results</h2><p class='meta'>Aggregation interval {interval:g} s (tables and "
-               f"plots of this page); throughput and delay as CoCo-Beholder defines them (see "
-               f"docs/metrics.md); sizes are IP bytes. Plots: drag to pan, wheel to zoom the "
+               f"plots of this page); throughput and delay as CoCo-Beholder defines them; loss is "
+               f"the share of bytes sent that a queue, an AQM or random loss dropped, and data "
+               f"still in flight at the end is counted apart (see docs/metrics.md); sizes are IP "
+               f"bytes. Plots: drag to pan, wheel to zoom the "
                f"time axis (linked across plots), click a legend entry to hide its curve.</p>")
     cols = [("curve", "curve", ""), ("avg_tput_mbps", "avg throughput Mbit/s", ".2f"),
             ("mean_delay_ms", "mean OWD ms", ".2f"), ("median_delay_ms", "median OWD ms", ".2f"),
-            ("p95_delay_ms", "p95 OWD ms", ".2f"), ("loss_pct", "loss %", ".3f")]
+            ("p95_delay_ms", "p95 OWD ms", ".2f"), ("loss_pct", "loss %", ".3f"),
+            ("bytes_in_flight_end", "in flight at end B", "")]
     for grouping in ("per-flow", "per-scheme", "total"):
         an = computed.analyze(grouping)
         out.append(f"<h3>{grouping}</h3>")

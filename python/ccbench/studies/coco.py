@@ -161,12 +161,12 @@ def _validation(ctx: Ctx, out: Output, pub: dict) -> None:
             p = pub["validation"][X][s]
             r, rsd, _ = _cell(idx, "avg_tput_mbps", cc=s, X=X)
             o, osd, _ = _cell(idx, "p95_delay_ms", cc=s, X=X)
-            lo, _, _ = _cell(idx, "loss_pct", cc=s, X=X)
+            lo, _, _ = _cell(idx, "coco_loss_pct", cc=s, X=X)
             kr = ko = kl = None
             if kidx is not None and kidx.filter((pl.col("cc") == s) & (pl.col("X") == X)).height:
                 kr = _cell(kidx, "avg_tput_mbps", cc=s, X=X)[0] * FRAME
                 ko = _cell(kidx, "p95_delay_ms", cc=s, X=X)[0]
-                kl = _cell(kidx, "loss_pct", cc=s, X=X)[0]
+                kl = _cell(kidx, "coco_loss_pct", cc=s, X=X)[0]
             dr_r, dr_o = rel_diff(p["rate"][0], r * FRAME), rel_diff(p["owd95"][0], o)
             n_cells += 1
             n_rate += dr_r is not None and dr_r <= 10
