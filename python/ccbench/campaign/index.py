@@ -38,6 +38,9 @@ class MetricsCache:
         if self.path.is_file():
             try:
                 df = pl.read_parquet(self.path)
+                if df.columns != list(_CACHE_SCHEMA):
+                    # written by a ccbench with other metric columns: recompute from the runs
+                    raise ValueError("metric columns changed")
                 for (key,), part in df.group_by("run_key", maintain_order=True):
                     self.rows[key] = part
             except Exception:  # a damaged cache is rebuilt from the runs
