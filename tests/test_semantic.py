@@ -163,19 +163,52 @@ def test_trace_path_that_is_a_directory(tmp_path):
 
 
 def test_seed_note_only_without_randomness():
-    det = config.resolve(doc())
+    exact = {"host": {"noise": "exact"}}
+    det = config.resolve(doc(**exact))
     assert "nothing in this experiment is random" in seed_note(det)
-    for d in (doc(central={"loss": 0.01}), doc(flows=[{"scheme": "bbr"}]),
-              doc(central={"queue": {"type": "red"}}),
-              doc(central={"jitter": "1ms"})):
+    # the default host timing noise is drawn from the seed: no note
+    assert seed_note(config.resolve(doc())) is None
+    for d in (doc(central={"loss": 0.01}, **exact), doc(flows=[{"scheme": "bbr"}], **exact),
+              doc(central={"queue": {"type": "red"}}, **exact),
+              doc(central={"jitter": "1ms"}, **exact)):
         assert seed_note(config.resolve(d)) is None
+
+
+def test_campaign_repeats_without_randomness_are_noted(tmp_path):
+    from ccbench import campaign
+    base = ("duration: 0.5\ncentral: {rate: 10Mbit, delay: 5ms, queue: 50}\n"
+            "flows: [{scheme: cubic}]\nsweep:\n  axes:\n"
+            "    r: {path: central.rate, values: [10Mbit, 20Mbit]}\n")
+    cases = {"exact": ("host: {noise: exact}\n", "  repeats: 3\n", True),
+             "noise": ("", "  repeats: 3\n", False),
+             "one repeat": ("host: {noise: exact}\n", "  repeats: 1\n", False)}
+    for name, (host, reps, noted) in cases.items():
+        f = tmp_path / f"{name.replace(' ', '_')}.yaml"
+        f.write_text(host + base + reps)
+        note = campaign.plan(f).seed_note()
+        assert (note is not None) == noted, name
+        if noted:
+            assert "every point" in note and "identical results" in note
+    # printed by `ccbench sweep` and kept in campaign.json for the report
+    f = tmp_path / "exact.yaml"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    r = subprocess.run([sys.executable, "-m", "ccbench", "sweep", f, "-o", tmp_path / "c",
+                        "-j", "1", "--quiet", "--no-report"], capture_output=True, text=True,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    assert "note: repeats: every point" in r.stderr
+    import json
+    assert "identical results" in json.loads((tmp_path / "c" / "campaign.json").read_text()
+                                              )["plan"]["seed_note"]
 
 
 def test_run_with_a_seed_notes_when_the_seed_does_nothing(tmp_path):
     f = tmp_path / "det.yaml"
-    f.write_text("duration: 0.5\nflows: [{scheme: cubic}]\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    r = subprocess.run([sys.executable, "-m", "ccbench", "run", f, "--seed", "7", "-o",
-                        tmp_path / "o", "--no-plots", "--quiet"], capture_output=True,
-                       text=True, env=env)
-    assert r.returncode == 0 and "note: seed: nothing in this experiment is random" in r.stderr
+    for host, noted in (("host: {noise: exact}\n", True), ("", False)):
+        f.write_text(host + "duration: 0.5\nflows: [{scheme: cubic}]\n")
+        r = subprocess.run([sys.executable, "-m", "ccbench", "run", f, "--seed", "7", "-o",
+                            tmp_path / "o", "--no-plots", "--quiet"], capture_output=True,
+                           text=True, env=env)
+        assert r.returncode == 0, r.stderr
+        assert ("note: seed: nothing in this experiment is random" in r.stderr) == noted

@@ -364,6 +364,8 @@ def cmd_sweep(a) -> int:
             print(f"{out}: {done} of {len({r.key for r in plan.runs})} runs already finished")
         print("every point is valid; nothing was run (drop --dry-run to run)")
         return 0
+    if (note := plan.seed_note()) is not None:
+        print(f"note: {note}", file=sys.stderr)
     try:
         res = campaign.run_campaign(plan.campaign, a.output, jobs=jobs, dask=a.dask,
                                     backend=a.backend, packets=a.packets, plots=a.plots,

@@ -87,6 +87,24 @@ class Plan:
                  "label": r.point.label, **r.point.values} for r in self.runs]
         return _frame(["run_key", "point", "repeat", "seed", "label"] + self.columns, rows)
 
+    def seed_note(self) -> str | None:
+        """A note when repeats cannot differ: simulated points with nothing random in them
+        (exact host timing, no loss, jitter, random walk, arrivals or random queue/scheme)."""
+        if self.backend != "sim" or self.campaign.repeats < 2:
+            return None
+        same = [p.index for p in self.points
+                if not _config.has_randomness(next(r.experiment for r in self.runs if r.point is p))]
+        if not same:
+            return None
+        which = "every point" if len(same) == len(self.points) else \
+            f"{len(same)} of {len(self.points)} points ({', '.join(map(str, same[:10]))}" \
+            f"{', ...' if len(same) > 10 else ''})"
+        return (f"repeats: {which} of this campaign has nothing random in it (host: {{noise: "
+                f"exact}} and no loss, jitter, random walk, arrivals, RED/PIE/FQ queue or "
+                f"randomised congestion control), so its {self.campaign.repeats} repeats give "
+                f"identical results and a spread of zero; use the default host noise or "
+                f"repeats: 1")
+
     def describe(self, max_points: int = 50) -> str:
         """The plan as text: counts, axes, a table of points."""
         c = self.campaign
@@ -95,6 +113,8 @@ class Plan:
                  f"{'simulator' if self.backend == 'sim' else 'emulator'}"
                  + (f" ({self.excluded} points excluded by filters)" if self.excluded else "")
                  + f"; seeds {c.seeds}"]
+        if (note := self.seed_note()) is not None:
+            lines.append(f"  note: {note}")
         if len({r.key for r in self.runs}) != len(self.runs):
             lines.append(f"  {len(self.runs) - len({r.key for r in self.runs})} runs repeat "
                          "another run exactly (same experiment and seed) and run once")

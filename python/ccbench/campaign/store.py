@@ -189,7 +189,8 @@ class Store:
                   "updated": utc_now(),
                   "plan": {"points": len(plan.points), "repeats": c.repeats,
                            "runs": len(plan.runs), "columns": plan.columns,
-                           "seeds": c.seeds, "backend": backend},
+                           "seeds": c.seeds, "backend": backend,
+                           "seed_note": plan.seed_note()},
                   "expect": list(getattr(c, "expect", None) or [])})
         m["sessions"].append({**self.prov, "started": utc_now(), "executor": executor,
                               "pid": os.getpid(), "host": socket.gethostname(), **options})

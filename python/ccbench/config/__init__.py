@@ -38,12 +38,13 @@ from .schemes import Registry
 from .units import parse_queue, parse_rate, parse_time
 from .semantic import ConfigWarning
 from .semantic import check as semantic_check
+from .semantic import has_randomness
 from .yamlsrc import Source, parse_yaml, read_yaml
 
 __all__ = ["resolve", "load", "load_coco", "resolve_coco", "validate", "is_coco_layout",
            "ConfigError", "ConfigErrors", "NotSupportedError",
            "SCHEMA_VERSION", "HEADER_BYTES", "read_yaml", "parse_rate", "parse_time", "parse_queue",
-           "bdp_packets"]
+           "bdp_packets", "has_randomness"]
 
 
 def _registry(schemes: Any) -> Registry | None:

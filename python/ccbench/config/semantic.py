@@ -222,6 +222,8 @@ def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
 
 def has_randomness(exp: dict) -> bool:
     """Whether anything in ``exp`` draws from the run's seed."""
+    if exp.get("host_noise"):
+        return True  # the hosts' timing noise (config/host.py) is drawn from the seed
     for ln in exp.get("links", []):
         if ln.get("loss") or ln.get("jitter"):
             return True
@@ -239,6 +241,6 @@ def seed_note(exp: dict) -> str | None:
     """A note when the seed cannot change a simulated run (nothing random in it)."""
     if has_randomness(exp):
         return None
-    return ("seed: nothing in this experiment is random (no loss, jitter, random walk, "
-            "arrivals, RED/PIE/FQ queue or randomised congestion control), so every seed "
+    return ("seed: nothing in this experiment is random (exact host timing, no loss, jitter, "
+            "random walk, arrivals, RED/PIE/FQ queue or randomised congestion control), so every seed "
             "gives the same simulated result; repeats with other seeds add no samples")

@@ -372,6 +372,8 @@ def render(root: str | Path, *, level: float = 0.95, x: str | None = None,
            f"{html.escape(str(manifest.get('git_commit') or '?')[:12])}"
            f"{' (uncommitted changes)' if manifest.get('git_dirty') else ''} · last session "
            f"{html.escape(str(sess.get('started', '?')))} (executor: {html.escape(str(sess.get('executor', '?')))})</p>"]
+    if plan.get("seed_note"):
+        out.append(f"<p class='bad'>Note: {html.escape(str(plan['seed_note']))}</p>")
     out.append(verdicts_panel(verdicts, "Campaign expectations"))
     if sections:
         out.append(f"<p class='meta'>x axis: <b>{html.escape(lay.x)}</b>; one line per "
