@@ -289,7 +289,7 @@ def test_bdp_side_queue_uses_own_flow_and_mss():
 
 
 def test_bdp_min_one_packet_and_rtt_override():
-    r = res({"duration": 10, "central": {"rate": "1kbit", "queue": "1bdp"},
+    r = res({"duration": 10, "central": {"rate": "10kbit", "queue": "1bdp"},
              "flows": [{"scheme": "cubic"}]})
     assert link(r, "r1->r2")["queue"]["packets"] == 1   # zero RTT
     r = res({"duration": 10, "bdp-rtt": "100ms", "central": {"rate": "12Mbit", "queue": "1bdp"},

@@ -68,6 +68,24 @@ ERRORS = [
      "sample-interval", "not shorter than the run"),
     ("sample interval equal to the run", doc(**{"sample-interval": "5s"}),
      "sample-interval", "not shorter than the run"),
+    ("Gilbert stuck in the bad state", doc(central={"loss": {"gilbert": {"p": 0.1, "r": 0}}}),
+     "central.loss.gilbert.r", "never leaves the bad state"),
+    ("a packet takes longer than the run to send", doc(central={"rate": "1kbit"}),
+     "central.rate", "nothing crosses the link"),
+    ("slow side link", doc(flows=[{"scheme": "cubic", "right-rate": "2kbit"}]),
+     "flows[0].right-rate", "nothing crosses the link"),
+    ("jitter longer than the run", doc(central={"jitter": "5s"}), "central.jitter",
+     "held past the end"),
+    ("uniform jitter longer than the run",
+     doc(central={"jitter": {"dist": "uniform", "max": "6s"}}), "central.jitter",
+     "held past the end"),
+    ("promotion longer than the run",
+     doc(central={"promotion": {"delay": "8s", "idle": "1s"}}), "central.promotion.delay",
+     "waits past the end"),
+    ("histogram bucket longer than the run", doc(**{"hist-bucket": "5s"}), "hist-bucket",
+     "first bucket"),
+    ("UDP rate 0", doc(flows=[{"scheme": "udp", "rate": 0}]), "flows[0].rate",
+     "no rate to send at"),
     ("min-rto above 120 s", doc(tcp={"min-rto": "200s"}), "tcp.min-rto", "TCP_RTO_MAX"),
     ("initial-rto above 120 s", doc(tcp={"initial-rto": "121s"}), "tcp.initial-rto",
      "TCP_RTO_MAX"),
@@ -112,6 +130,10 @@ def test_sensible_settings_give_no_warning():
         config.resolve(doc(central={"queue": {"type": "codel"}}))
         config.resolve(doc(central={"queue": {"limit": 100, "ecn-threshold": 20}},
                            flows=[{"scheme": "dctcp"}]))
+        # just below each new bound: 1500-byte packet in 4.8 s, jitter/promotion under the run
+        config.resolve(doc(central={"rate": "2.5kbit", "jitter": "4s",
+                                    "promotion": {"delay": "2s", "idle": "1s"}},
+                           **{"hist-bucket": "1s"}))
 
 
 def test_min_rto_120s_is_accepted_and_runs_without_panic(tmp_path):

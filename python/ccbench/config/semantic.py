@@ -153,6 +153,31 @@ def _loss(out: _Out, exp: dict, link: dict) -> None:
                       "give r > 0 (the chance to leave the bad state)")
 
 
+def _slow_link(out: _Out, exp: dict, link: dict, pkt: int, duration: int) -> None:
+    """A link rate, jitter or radio promotion that holds one packet for the whole run."""
+    if not duration:
+        return
+    rate = link.get("rate_bps")
+    if rate and pkt * 8 * 1e9 / rate >= duration:
+        out.error(_link_path(exp, link, "rate"), f"at {rate:g} bit/s one {pkt}-byte packet "
+                  f"takes {_ms(pkt * 8 * 1e9 / rate)} to send, not shorter than the run "
+                  f"({_ms(duration)}): nothing crosses the link before the end",
+                  "rates are bit/s with a unit (100Mbit, 10kbit) or bare Mbit/s")
+    j = link.get("jitter") or {}
+    for d in ([j] if "dist" in j else [v for v in j.values() if isinstance(v, dict)]):
+        amount = d.get("jitter_ns", d.get("max_ns", 0)) or 0
+        if amount >= duration:
+            out.error(_link_path(exp, link, "jitter"), f"a jitter of up to {_ms(amount)} is "
+                      f"not shorter than the run ({_ms(duration)}): packets may be held past "
+                      "the end", "jitter is usually a fraction of the delay (e.g. 2ms)")
+            break
+    promo = link.get("promotion") or {}
+    if promo.get("delay_ns", 0) >= duration:
+        out.error(_link_path(exp, link, "promotion") + ("delay",), f"a promotion delay of "
+                  f"{_ms(promo['delay_ns'])} is not shorter than the run ({_ms(duration)}): "
+                  "the first packet waits past the end", "radio promotion takes 0.1-2 s")
+
+
 def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
     """``(errors, warnings)`` of the resolved experiment ``exp``."""
     exp = {**exp, "_link_groups": None}   # a private index, not added to the caller's dict
@@ -166,6 +191,11 @@ def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
                   f"the run ({_ms(duration)}): there would be no flow or queue samples and "
                   "a single throughput interval", f"use at most {_ms(duration / 10)}")
     _tcp(out, exp.get("tcp") or {}, ("tcp",), mss)
+    hb = exp.get("hist_bucket_ns")
+    if hb is not None and duration and hb >= duration:
+        out.error(("hist-bucket",), f"a delay-histogram bucket of {_ms(hb)} is not shorter "
+                  f"than the run ({_ms(duration)}): every one-way delay falls in the first "
+                  "bucket", "the default is 10us; use at most a few ms")
     links = {ln["id"]: ln for ln in exp.get("links", [])}
     for ln in links.values():
         _queue(out, exp, ln, pkt)
@@ -175,6 +205,7 @@ def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
                       f"{_ms(ln['delay_ns'])} is not shorter than the run "
                       f"({_ms(duration)}): nothing crosses it before the end",
                       "shorten the delay or lengthen the run")
+        _slow_link(out, exp, ln, pkt, duration)
     seen_groups: set = set()
     for f in exp.get("flows", []):
         g = f.get("group", 0)
@@ -210,6 +241,9 @@ def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
                           f"is above {b} ({vb:g}{'' if b in given else ', the default'}): "
                           "the window would be pushed up and down at once",
                           f"keep {a} <= {b}")
+        if f.get("scheme") == "udp" and not f.get("app_rate_bps"):
+            out.error(gpath + ("rate",), "a UDP rate of 0 (unlimited) gives the constant-bit-"
+                      "rate source no rate to send at", "e.g. {scheme: udp, rate: 10Mbit}")
         if f.get("scheme") == "udp" and f.get("app_rate_bps"):
             rates = [links[i].get("rate_bps") for i in f.get("path", []) if i in links]
             cap = min([r for r in rates if r], default=None)
