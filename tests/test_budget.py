@@ -127,6 +127,19 @@ def test_estimate_tracks_the_rows_a_run_makes(tmp_path):
     assert est.memory_bytes < 1 * 2**30
 
 
+def test_per_packet_memory_covers_the_records_held_at_once(tmp_path):
+    """The memory estimate's per-packet cost must cover at least the two copies of each
+    packet record alive together at the end of a run (the core's columns and the packets
+    table handed to Python): an estimate below that lets a run the machine cannot hold pass."""
+    exp = config.resolve({"duration": 2, "central": {"rate": "50Mbit", "delay": "5ms"},
+                          "flows": [{"scheme": "cubic"}]})
+    res = ccbench.run(exp, tmp_path / "p")
+    per_row = res.packets.estimated_size() / res.packets.height
+    assert budget.BYTES_PER_PACKET >= 2 * per_row, (budget.BYTES_PER_PACKET, per_row)
+    est = budget.estimate(exp)
+    assert est.memory_bytes >= 2 * res.packets.estimated_size()
+
+
 def test_budget_flags(tmp_path):
     qs = ROOT / "examples" / "quickstart.yaml"
     r = cli("run", qs, "-o", tmp_path / "a", "--memory-budget", "100M", "--no-plots")

@@ -113,3 +113,16 @@ def test_examples_expectations_pass(tmp_path):
     r = cli("run", ROOT / "examples/quickstart.yaml", "-o", tmp_path / "q", "--quiet", "--no-plots")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 failed" in r.stdout and "FAIL" not in r.stdout
+
+
+def test_an_undefined_metric_fails_and_says_so(ran):
+    # the one-way delay after the 6-s run has ended: no packet in the window, so nothing was
+    # measured; an expectation that cannot be measured must fail, never pass by default
+    _, _, out, _ = ran
+    res = load(out)
+    entries = expect.parse([{"metric": "delay-p95", "flow": 0, "after": "7s", "max": 1000},
+                            {"metric": "delay-p95", "flow": 0, "after": "1s", "max": 1000}],
+                           res.experiment["flows"], res.experiment["links"])
+    undefined, defined = expect.evaluate(res, entries)
+    assert undefined.value is None and not undefined.passed
+    assert defined.value is not None and defined.value > 0 and defined.passed

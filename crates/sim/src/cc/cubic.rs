@@ -616,6 +616,43 @@ mod tests {
         assert_eq!(s.ssthresh, 16);
     }
 
+    /// The delay threshold is delay_min/8 (clamped to 4..16 ms): at an 80-ms delay_min it is
+    /// 10 ms, so a round whose first 8 samples are 9 ms above it continues slow start and one
+    /// 11 ms above it ends slow start (with delay_min/4 the threshold would be 16 ms).
+    #[test]
+    fn hystart_delay_threshold_is_an_eighth_of_delay_min() {
+        for (extra_us, exits) in [(9_000i64, false), (11_000, true)] {
+            let mut c = Cubic::new(CubicParams::new(717, 41, true, true, true, HYSTART_DELAY, 16, 2000, 0));
+            let mut s = sk_at(0, 16, crate::cc::TCP_INFINITE_SSTHRESH);
+            s.snd_nxt = 100 * 1448;
+            c.init(&mut s);
+            for _ in 0..10 {
+                s.now_us += 1000;
+                c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 80_000, in_flight: 16 });
+            }
+            s.snd_una = s.snd_nxt + 1;
+            s.snd_nxt += 100 * 1448;
+            for _ in 0..10 {
+                s.now_us += 1000;
+                c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 80_000 + extra_us, in_flight: 16 });
+            }
+            assert_eq!(c.found, exits, "{} µs above delay_min", extra_us);
+        }
+    }
+
+    /// Far past the plateau the cubic target runs away, but cnt never drops below 2: cwnd grows
+    /// at most by one packet per two ACKed (1.5× per RTT), as `bictcp_update` ends.
+    #[test]
+    fn growth_is_capped_at_one_packet_per_two_acked() {
+        let mut c = Cubic::new(CubicParams::new(717, 41, true, false, false, 0, 16, 2000, 0));
+        c.last_max_cwnd = 50;
+        let s = sk_at(1000, 100, 50);
+        c.update(&s, 100, 1); // epoch starts above W_max: K = 0, origin = cwnd
+        let s = sk_at(11_000, 100, 50);
+        c.update(&s, 100, 1); // 10 s later the curve is thousands of packets above cwnd
+        assert_eq!(c.cnt, 2);
+    }
+
     #[test]
     fn hystart_ack_train_exit_unpaced() {
         let mut c = Cubic::new(CubicParams::new(717, 41, true, true, true, HYSTART_ACK_TRAIN, 16, 2000, 0));

@@ -318,6 +318,16 @@ mod tests {
     }
 
     #[test]
+    fn defaults_are_the_linux_module_parameters() {
+        // tcp_vegas.c: alpha = 2, beta = 4, gamma = 1. With the defaults a flow 1.5 packets
+        // above its base RTT (diff 1 < alpha 2) still grows; with alpha 1 it would hold.
+        let v = Vegas::from_params(&Params { scheme: "vegas", obj: None }).unwrap();
+        assert_eq!((v.alpha, v.beta, v.gamma), (2, 4, 1));
+        let (_, sk) = one_rtt(20, 10, 21_500, (v.alpha, v.beta, v.gamma));
+        assert_eq!(sk.cwnd, 21);
+    }
+
+    #[test]
     fn params_move_the_thresholds() {
         // diff = 1: default alpha 2 ⇒ +1; alpha 1 ⇒ hold.
         let (_, sk) = one_rtt(20, 10, 21_000, (1, 3, 1));
