@@ -234,3 +234,24 @@ def test_run_with_a_seed_notes_when_the_seed_does_nothing(tmp_path):
                            text=True, env=env)
         assert r.returncode == 0, r.stderr
         assert ("note: seed: nothing in this experiment is random" in r.stderr) == noted
+
+
+@pytest.mark.parametrize("params,msg", [
+    ("{beta: 2000}", "flows[1].params.beta: must be in [1, 1023], got 2000"),
+    ("{beta: 1.5}", "flows[1].params.beta: must be an integer, got 1.5"),
+])
+def test_validate_refuses_core_parameter_ranges_as_run_does(tmp_path, params, msg):
+    # the ranges live in the simulator's registry (crates/sim/src/cc/cubic.rs); `validate`
+    # used to say OK to a file that `run` then refused
+    pytest.importorskip("ccbench._core")
+    f = tmp_path / "p.yaml"
+    f.write_text("duration: 2\ncentral: {rate: 10Mbit, delay: 10ms}\n"
+                 f"flows: [{{scheme: reno}}, {{scheme: cubic, params: {params}}}]\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    r = subprocess.run([sys.executable, "-m", "ccbench", "validate", f], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 1 and msg in r.stderr, r.stderr
+    f.write_text(f.read_text().replace(params, "{beta: 700}"))
+    r = subprocess.run([sys.executable, "-m", "ccbench", "validate", f], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0, r.stderr

@@ -17,7 +17,9 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import hashlib
+import json
 import platform
+import re
 import subprocess
 from pathlib import Path
 
@@ -88,12 +90,42 @@ def validate(path: str | Path, *, seed: int | None = None, coco: dict | None = N
     """Every problem of an experiment file (native or CoCo-Beholder layout), as a list of
     `ConfigError` (empty = valid). A missing file raises `FileNotFoundError`."""
     try:
-        load_experiment(path, seed=seed, coco=coco, lenient=lenient)
+        exp = load_experiment(path, seed=seed, coco=coco, lenient=lenient)
     except ConfigErrors as errs:
         return list(errs.errors)
     except ConfigError as e:
         return [e]
-    return []
+    return _core_param_errors(exp, str(path))
+
+
+_PARAM_MSG = re.compile(r'parameter "([^"]+)" of scheme "[^"]+" (.*)$')
+
+
+def _core_param_errors(exp: dict, source: str) -> list[ConfigError]:
+    """The scheme-parameter ranges only the simulator knows (`beta` of cubic in [1, 1023],
+    an integer): build each group's congestion control once, as `run` would, without running
+    anything, so that `validate` refuses what `run` would refuse."""
+    try:
+        from ._core import Stepper
+    except ImportError:
+        return []
+    out: list[ConfigError] = []
+    seen: set = set()
+    for f in exp.get("flows", []):
+        g = f.get("group", 0)
+        if g in seen or f.get("python") or not f.get("params"):
+            continue
+        seen.add(g)
+        probe = {**exp, "flows": [{**f, "id": 0}]}
+        probe.pop("expect", None)
+        try:
+            Stepper(json.dumps(probe, sort_keys=True))
+        except Exception as e:   # only the parameter messages are ours to report here
+            m = _PARAM_MSG.search(str(e))
+            if m:
+                out.append(ConfigError(("flows", g, "params", m.group(1)), m.group(2),
+                                       source=source))
+    return out
 
 
 @functools.lru_cache(maxsize=1)
