@@ -74,6 +74,10 @@ ERRORS = [
      "central.rate", "nothing crosses the link"),
     ("slow side link", doc(flows=[{"scheme": "cubic", "right-rate": "2kbit"}]),
      "flows[0].right-rate", "nothing crosses the link"),
+    ("rate series 0 for the whole run",
+     {"duration": 5, "central": {"delay": "10ms", "trace": {"series": str(
+         ROOT / "tests" / "data" / "zero-rate.series")}}, "flows": [{"scheme": "cubic"}]},
+     "central.trace", "0 for the whole run"),
     ("jitter longer than the run", doc(central={"jitter": "5s"}), "central.jitter",
      "held past the end"),
     ("uniform jitter longer than the run",
@@ -130,6 +134,9 @@ def test_sensible_settings_give_no_warning():
         config.resolve(doc(central={"queue": {"type": "codel"}}))
         config.resolve(doc(central={"queue": {"limit": 100, "ecn-threshold": 20}},
                            flows=[{"scheme": "dctcp"}]))
+        # a trace's mean rate may be tiny while a burst still carries packets
+        config.resolve({"duration": 5, "central": {"delay": "10ms", "trace": {"series": str(
+            ROOT / "tests" / "data" / "burst-rate.series")}}, "flows": [{"scheme": "cubic"}]})
         # just below each new bound: 1500-byte packet in 4.8 s, jitter/promotion under the run
         config.resolve(doc(central={"rate": "2.5kbit", "jitter": "4s",
                                     "promotion": {"delay": "2s", "idle": "1s"}},

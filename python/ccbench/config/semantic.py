@@ -158,11 +158,19 @@ def _slow_link(out: _Out, exp: dict, link: dict, pkt: int, duration: int) -> Non
     if not duration:
         return
     rate = link.get("rate_bps")
-    if rate and pkt * 8 * 1e9 / rate >= duration:
+    # a trace's rate_bps is its mean: a mostly idle trace may still carry a burst
+    if rate and link.get("rate_trace") is None and pkt * 8 * 1e9 / rate >= duration:
         out.error(_link_path(exp, link, "rate"), f"at {rate:g} bit/s one {pkt}-byte packet "
                   f"takes {_ms(pkt * 8 * 1e9 / rate)} to send, not shorter than the run "
                   f"({_ms(duration)}): nothing crosses the link before the end",
                   "rates are bit/s with a unit (100Mbit, 10kbit) or bare Mbit/s")
+    tr = link.get("rate_trace") or {}
+    if tr.get("kind") == "series":
+        during = [v for t, v in tr.get("points", []) if t < duration]
+        if during and not any(during):
+            out.error(_link_path(exp, link, "trace"), f"the rate series is 0 for the whole run "
+                      f"({_ms(duration)}): nothing crosses the link",
+                      "give the series a rate above 0 somewhere in the run")
     j = link.get("jitter") or {}
     for d in ([j] if "dist" in j else [v for v in j.values() if isinstance(v, dict)]):
         amount = d.get("jitter_ns", d.get("max_ns", 0)) or 0
