@@ -398,6 +398,36 @@ mod tests {
     }
 
     #[test]
+    fn defaults_and_wrapping_order() {
+        // Linux sch_codel: limit 1000 packets when the config leaves it out.
+        assert_eq!(CodelConfig::default().packets, Some(1000));
+        let c: CodelConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c.packets, Some(1000));
+        // codel_time_before is strict and survives the u32 wrap.
+        assert!(!before(7, 7) && before(6, 7) && before(u32::MAX, 0) && !after(7, 7));
+    }
+
+    #[test]
+    fn without_ecn_ect_packets_are_dropped_never_marked() {
+        // The same standing queue as with ecn: true, but ECN off: the control law must drop
+        // ECT packets (Linux codel_dequeue marks only when params->ecn is set).
+        let mut q = Codel::new(&CodelConfig { ecn: false, packets: None, ..Default::default() });
+        let mut drops = vec![];
+        for i in 0..300 {
+            q.enqueue(0, pkt(i, ECN_ECT0), &mut drops);
+        }
+        assert_eq!(q.len_packets(), 300);
+        let mut t = 0;
+        let mut ce = 0;
+        while let Some(p) = q.dequeue(t, &mut drops) {
+            ce += (p.ecn == ECN_CE) as u64;
+            t += 1_000_000;
+        }
+        assert!(drops.len() > 1, "{} drops", drops.len());
+        assert_eq!((ce, q.marks()), (0, 0));
+    }
+
+    #[test]
     fn no_drop_below_target_or_with_one_mtu_left() {
         // Two packets, old: the second dequeue leaves 0 bytes <= mtu, never dropped.
         let mut q = Codel::new(&CodelConfig::default());
