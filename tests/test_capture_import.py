@@ -34,6 +34,7 @@ flows:
 GROUPINGS = ("per-flow", "total", "per-scheme", "per-direction")
 
 
+
 def _cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ccbench", *map(str, args)], capture_output=True,
                           text=True, env={"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"})
@@ -54,7 +55,9 @@ def test_round_trip_gives_the_same_metrics(sim, tmp_path):
     imp = ccbench.load(tmp_path / "imp")
     assert imp.meta["import"]["mode"] == "generic"
     keep = ["flow", "seq", "size", "retrans", "sent_ns", "arrival_ns"]
-    assert imp.packets.select(keep).equals(sim.packets.select(keep))
+    # packets sent in the same nanosecond by different flows have no order on the wire
+    order = ["sent_ns", "flow", "seq", "retrans"]
+    assert imp.packets.select(keep).sort(order).equals(sim.packets.select(keep).sort(order))
     for g in GROUPINGS:
         a = ccbench.analyze(sim, g).summary
         b = ccbench.analyze(imp, g).summary
@@ -63,9 +66,10 @@ def test_round_trip_gives_the_same_metrics(sim, tmp_path):
     for f in range(3):
         fa = sim.flows.filter((pl.col("flow") == f) & (pl.col("min_rtt_us") > 0))
         fb = imp.flows.filter((pl.col("flow") == f) & (pl.col("min_rtt_us") > 0))
-        assert abs(fa["min_rtt_us"].min() - fb["min_rtt_us"].min()) < 1.0
-        end_a = fa.sort("time_ns")[-1]
+        assert _same_min_rtt(fa["min_rtt_us"].min(), fb["min_rtt_us"].min())
+        # the capture's last sample may come one interval before the run's own (t = duration)
         end_b = fb.sort("time_ns")[-1]
+        end_a = fa.filter(pl.col("time_ns") == end_b["time_ns"][0])
         assert end_b["bytes_acked"][0] == end_a["bytes_acked"][0]
         assert end_b["retrans"][0] == end_a["retrans"][0]
     for cmd in (("stats", tmp_path / "imp"), ("check", tmp_path / "imp"),
@@ -262,3 +266,10 @@ print(c["frames"], c["position"], (after - before) // 1024)
     frames, pos, grew_mb = map(int, out.stdout.split())
     assert frames == (2 << 30) // 16 and pos == 24 + (2 << 30)
     assert grew_mb < 64, f"peak memory grew by {grew_mb} MB reading a 2 GiB capture"
+
+
+def _same_min_rtt(sim_us: float, wire_us: float) -> bool:
+    """The stack's minimum RTT equals the one seen on the wire, or is a TSecr sample: Linux
+    (tcp_ack_update_rtt) falls back to the timestamp echo when every segment an ACK covers was
+    retransmitted, in whole ms ticks, so up to 1 ms below the wire RTT."""
+    return abs(sim_us - wire_us) < 1.0 or (sim_us % 1000 == 0 and 0 <= wire_us - sim_us < 1000)

@@ -71,7 +71,8 @@ def test_example_file_resolves(tmp_path):
     assert r["schema"] == 1 and r["duration_ns"] == 30 * 10**9 and r["seed"] == 1
     assert r["mss"] == 1448 and r["sample_interval_ns"] == 10_000_000
     assert r["record_packets"] is True and r["hist_bucket_ns"] == 10_000
-    assert r["tcp"] == {"rwnd_bytes": 33554432, "init_cwnd": 10, "delayed_ack": True,
+    # no rwnd_bytes: the receive window is autotuned from Linux's tcp_rmem (the simulator's default)
+    assert r["tcp"] == {"init_cwnd": 10, "delayed_ack": True,
                         "sack": True, "min_rto_ns": 200_000_000,
                         "initial_rto_ns": 1_000_000_000, "rtt_granularity_ns": 0,
                         "delayed_ack_timeout_ns": 40_000_000}
@@ -591,3 +592,16 @@ def test_group_ecn_and_tcp_overrides():
 def test_ecn_keys_no_longer_reserved():
     r = res({"duration": 10, "flows": [{"scheme": "cubic", "ecn": None}]})
     assert r["flows"][0]["ecn"] is None
+
+
+def test_receive_buffer_keys_per_group():
+    r = res({"duration": 5, "tcp": {"rmem": [4096, "128KiB", "4MiB"], "moderate-rcvbuf": False},
+             "flows": [{"scheme": "reno"},
+                       {"scheme": "cubic", "tcp": {"rmem": "4096 131072 1MiB"}}]})
+    assert r["tcp"]["rmem"] == [4096, 131072, 4 << 20] and r["tcp"]["moderate_rcvbuf"] is False
+    assert "rwnd_bytes" not in r["tcp"]
+    assert r["flows"][1]["tcp"]["rmem"] == [4096, 131072, 1 << 20]
+    e = one_error({"duration": 5, "tcp": {"rmem": [4096, 131072]}, "flows": [{"scheme": "reno"}]})
+    assert "rmem" in str(e) and "three sizes" in str(e)
+    e = one_error({"duration": 5, "tcp": {"rmem": [4096, "1MiB", "64KiB"]}, "flows": [{"scheme": "reno"}]})
+    assert "min ≤ default ≤ max" in str(e)

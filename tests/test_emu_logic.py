@@ -171,3 +171,10 @@ def test_release_limits_and_verdict():
     v = acc.accuracy(exp, {**{k: x for k, x in meta.items() if k != "engine_busy_frac"},
                            "engine_cpu_frac": 0.99})
     assert not v["accurate"]
+
+
+def test_sysctls_carry_rmem_and_moderate_rcvbuf():
+    s = host_sysctls({"tcp": {"rmem": [4096, 131072, 1 << 20], "moderate_rcvbuf": False}})
+    assert s["net.ipv4.tcp_rmem"] == f"4096 131072 {1 << 20}"
+    assert s["net.ipv4.tcp_moderate_rcvbuf"] == "0"
+    assert host_sysctls({})["net.ipv4.tcp_moderate_rcvbuf"] == "1"

@@ -136,6 +136,9 @@ def _flow_cap_bps(flow: dict, links: dict, exp: dict, pkt: int) -> float:
     tcp = flow.get("tcp") or exp.get("tcp") or {}
     rwnd = tcp.get("rwnd_bytes")
     rtt = flow.get("base_rtt_ns") or 0
+    if not rwnd:
+        # autotuned: at most half of rmem[2] is window (scaling ratio 50 %)
+        rwnd = (tcp.get("rmem") or [0, 0, 32 << 20])[2] // 2
     if rwnd and rtt > 0:
         cap = min(cap, rwnd * 8 / (rtt / 1e9))
     if not math.isfinite(cap):

@@ -19,8 +19,9 @@
 //!   `tcp_time_stamp` granularity) plus a per-connection offset; the receiver's ACKs echo the
 //!   TSval the simulator echoes (`AckSeg::tsecr_ns`); data segments echo the TSval of the
 //!   latest ACK the sender received before sending (RFC 7323 `ts_recent`);
-//! * window: the receiver's `rwnd_bytes` with the smallest window scale that fits (offered in
-//!   the SYN / SYN-ACK); the sender advertises the same;
+//! * window: the scale is the smallest that fits the fixed `rwnd_bytes`, else rmem[2] (Linux's
+//!   choice, offered in the SYN / SYN-ACK); ACKs carry the receiver's advertised window (the
+//!   SYN-ACK its unscaled initial window); the sender advertises the fixed window or rmem[2];
 //! * IP id: a per-direction counter of each connection (Linux's per-socket `inet_id` with DF
 //!   set); ECN: the packet's codepoint *at that capture point* (CE after a marking queue); ECE
 //!   and CWR flags as the simulator sets them, ECE|CWR on a SYN and ECE on a SYN-ACK when the
@@ -231,7 +232,7 @@ impl Capture {
         }
         let (_, _, src, dst) = self.flow_hosts[flow as usize];
         let r = mix(self.seed ^ (conn as u64) << 20);
-        let (rwnd, ecn, sack, mss) = tcp.map_or((65535, false, false, 1448), |t| (t.rwnd_bytes, t.ecn, t.sack, t.mss));
+        let (rwnd, ecn, sack, mss) = tcp.map_or((65535, false, false, 1448), |t| (t.rwnd_bytes.unwrap_or(t.rmem[2]), t.ecn, t.sack, t.mss));
         let mut wscale = 0u8;
         while wscale < 14 && (rwnd >> wscale) > 65535 {
             wscale += 1;
@@ -318,7 +319,7 @@ impl Capture {
                     seq: if a.syn { c.isn_r } else { c.isn_r.wrapping_add(1) },
                     ack: base.wrapping_add(a.ack as u32),
                     flags: if a.syn { SYN | ACK } else { ACK } | if a.ece { ECE } else { 0 },
-                    window: if a.syn { c.syn_window } else { (a.rwnd >> c.wscale).min(65535) as u16 },
+                    window: if a.syn { a.rwnd.min(65535) as u16 } else { (a.rwnd >> c.wscale).min(65535) as u16 },
                     ts: Some((Self::ms(sent_ns, c.ts_off_r), Self::ms(a.tsecr_ns, c.ts_off_s))),
                     sack: &blocks[..n], syn, payload: 0,
                 };

@@ -25,7 +25,7 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
-TCP_KEYS = [Key("rwnd"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
+TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("moderate-rcvbuf"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
             Key("slow-start-after-idle"), Key("tlp"), Key("sack-compression"), Key("profile"),
             Key("pacing")]
@@ -47,6 +47,33 @@ DIRECTIONS = {"->": "->", "right": "->", "rightward": "->",
               "<-": "<-", "left": "<-", "leftward": "<-"}
 
 
+def _parse_rmem(entry, errs: Collector, mss: int) -> list[int] | None:
+    """``rmem: [min, default, max]`` as Linux's tcp_rmem (sizes), min ≤ default ≤ max."""
+    value, path = entry
+    fix = "write rmem: [min, default, max], e.g. [4096, 131072, 32MiB] (Linux's tcp_rmem)"
+    if isinstance(value, str):
+        value = value.split()
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        errs.error(path, f"rmem {show(value)} is not three sizes", fix, value)
+        return None
+    out = []
+    for i, v in enumerate(value):
+        n = errs.guard(parse_payload_size, v, path + (i,), mss=mss, what="a buffer size",
+                       default=None)
+        if n is None:
+            return None
+        out.append(n)
+    if not out[0] <= out[1] <= out[2]:
+        errs.error(path, f"rmem {show(value)} is not min ≤ default ≤ max", fix, value)
+        return None
+    if out[1] < 2 * mss:
+        errs.error(path, f"rmem default {out[1]} bytes holds less than one segment's window "
+                   f"(half the buffer is window)", f"use at least {2 * mss * 2} bytes; Linux: "
+                   "131072", value)
+        return None
+    return out
+
+
 def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
     """The ``tcp`` mapping of ``d`` (top level or a flow group) over ``base`` (defaults)."""
     tcp = dict(DEFAULT_TCP if base is None else base)
@@ -66,8 +93,16 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         else:
             tcp.update(vals)
             tcp["profile"] = str(pv).strip().lower()
-    tcp["rwnd_bytes"] = get(t, "rwnd", parse_payload_size, errs, tcp["rwnd_bytes"], mss=mss,
-                            what="a window size")
+    if "rwnd" in t:
+        # a fixed window: no receive-buffer autotuning (written only when given)
+        tcp["rwnd_bytes"] = get(t, "rwnd", parse_payload_size, errs, None, mss=mss,
+                                what="a window size")
+    if "rmem" in t:
+        rmem = _parse_rmem(t["rmem"], errs, mss)
+        if rmem is not None:
+            tcp["rmem"] = rmem
+    if "moderate-rcvbuf" in t:
+        tcp["moderate_rcvbuf"] = get(t, "moderate-rcvbuf", parse_bool, errs, True)
     tcp["init_cwnd"] = get(t, "init-cwnd", parse_int, errs, tcp["init_cwnd"],
                            what="a number of packets", minimum=1, maximum=2**31)
     tcp["delayed_ack"] = get(t, "delayed-ack", parse_bool, errs, tcp["delayed_ack"])
@@ -239,7 +274,7 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
         spec.tcp = dict(spec.tcp if spec.tcp is not None else (run_tcp or DEFAULT_TCP))
         spec.tcp["rwnd_bytes"] = errs.guard(parse_payload_size, rv, rpath, mss=mss,
                                             what="a receive window",
-                                            default=spec.tcp["rwnd_bytes"])
+                                            default=spec.tcp.get("rwnd_bytes"))
     parse_group_workload(g, spec, mss, errs)
     parse_group_endpoints(g, spec, errs)
     return spec

@@ -348,3 +348,51 @@ fn cubic_hystart_exit_matches_kernel_50mbit_80ms() {
     assert!((460..=520).contains(&ssthresh), "exit at ssthresh {ssthresh} (kernel 490–491)");
     assert!((580 * MS..=640 * MS).contains(&t), "exit at {} ms (kernel ≈ 610 ms)", t / MS);
 }
+
+/// Linux's receive window: the SYN-ACK offers rmem[1]'s window (64 KiB, whole MSS), DRS grows
+/// the buffer each receiver RTT and `tcp_grow_window` opens the window behind it, up to half of
+/// rmem[2]; a small rmem[2] then limits throughput to ≈ window/RTT.
+#[test]
+fn autotuned_window_grows_and_is_capped_by_rmem_max() {
+    let cfg = TcpConfig { rmem: [4096, 131072, 1 << 20], ..TcpConfig::default() };
+    // 100 Mbit/s, 100 ms RTT: BDP 1.25 MB, more than the 512 KiB the buffer allows.
+    let mut p = Pipe::new("cubic", &cfg, None, 50 * MS, Some(100_000_000), no_drop());
+    p.run_until(4_000 * MS);
+    let syn = p.acks.iter().find(|a| a.1.syn).unwrap().1;
+    assert_eq!(syn.rwnd, 45 * MSS);
+    let win_at = |t: u64| p.acks.iter().filter(|a| !a.1.syn && a.0 <= t).map(|a| a.1.rwnd).max().unwrap();
+    // Grows over the first RTTs (slow start), never beyond half of rmem[2].
+    let w: Vec<u64> = [200, 300, 400, 500, 600].iter().map(|&ms| win_at(ms * MS)).collect();
+    assert!(w.windows(2).all(|x| x[1] >= x[0]) && w[0] < 100_000 && w[3] > 4 * w[0], "window per RTT {w:?}");
+    let cap = 1 << 19;
+    assert!(p.acks.iter().all(|a| a.1.rwnd <= cap), "a window above rmem[2]/2");
+    assert_eq!(win_at(4_000 * MS), cap);
+    // Throughput ≈ window / RTT (the link is not the limit: no queue, no loss).
+    let bytes = |t: u64| p.acks.iter().filter(|a| a.0 <= t).map(|a| a.1.ack).max().unwrap();
+    let rate = (bytes(4_000 * MS) - bytes(2_000 * MS)) as f64 * 8.0 / 2.0;
+    let expect = cap as f64 * 8.0 / 0.1;
+    assert!((0.9 * expect..=1.01 * expect).contains(&rate), "{rate} bit/s vs window/RTT {expect}");
+    assert!(p.data_sent().all(|x| !x.2 && !x.1.retrans));
+    // Without DRS the window stays at the initial clamp (64 KiB less one advmss).
+    let fixed = TcpConfig { moderate_rcvbuf: false, ..cfg };
+    let mut p = Pipe::new("cubic", &fixed, None, 50 * MS, Some(100_000_000), no_drop());
+    p.run_until(2_000 * MS);
+    assert!(p.acks.iter().filter(|a| !a.1.syn).all(|a| a.1.rwnd <= 65536), "window grew without DRS");
+}
+
+/// `tcp_grow_window` sets `icsk_ack.quick`: while the advertised window grows the receiver ACKs
+/// every segment (Linux), where a fixed window ACKs every second one after the 16 quick ACKs.
+#[test]
+fn growing_window_acks_every_segment() {
+    let count = |cfg: &TcpConfig| {
+        let mut p = Pipe::new("reno", cfg, None, 10 * MS, None, no_drop());
+        p.run_until(200 * MS);
+        let segs = p.data_sent().filter(|x| x.0 >= 60 * MS && x.0 < 140 * MS).count();
+        let acks = p.acks.iter().filter(|a| !a.1.syn && a.0 >= 70 * MS && a.0 < 150 * MS).count();
+        (segs, acks)
+    };
+    let (segs, acks) = count(&TcpConfig::default());
+    assert!(segs > 100 && acks * 10 >= segs * 8, "autotuned: {acks} ACKs for {segs} segments");
+    let (segs, acks) = count(&TcpConfig { rwnd_bytes: Some(32 << 20), ..TcpConfig::default() });
+    assert!(segs > 100 && acks * 10 <= segs * 6, "fixed: {acks} ACKs for {segs} segments");
+}

@@ -30,8 +30,14 @@ pub struct TcpConfig {
     pub mss: u32,
     /// Initial congestion window, packets (`TCP_INIT_CWND`).
     pub init_cwnd: u32,
-    /// Receive window the receiver advertises (no autotuning).
-    pub rwnd_bytes: u64,
+    /// A fixed receive window the receiver advertises (no autotuning); None = Linux's
+    /// autotuned window from `rmem` (receiver.rs).
+    pub rwnd_bytes: Option<u64>,
+    /// `tcp_rmem` [min, default, max] bytes: the receive buffer starts at default and DRS grows
+    /// it up to max (the window is half the buffer, `scaling_ratio` 50 %).
+    pub rmem: [u64; 3],
+    /// `tcp_moderate_rcvbuf`: DRS receive-buffer autotuning. Linux default on.
+    pub moderate_rcvbuf: bool,
     /// Receiver delays ACKs (every 2nd full segment, 40 ms timer, quick-ACK); false = ACK every segment.
     pub delayed_ack: bool,
     /// SACK (+ D-SACK) negotiated. `false`: the receiver sends no SACK blocks and the sender
@@ -72,7 +78,9 @@ impl Default for TcpConfig {
         TcpConfig {
             mss: 1448,
             init_cwnd: 10,
-            rwnd_bytes: 32 << 20,
+            rwnd_bytes: None,
+            rmem: [4096, 131072, 33554432],
+            moderate_rcvbuf: true,
             delayed_ack: true,
             sack: true,
             min_rto_ns: 200_000_000,
@@ -122,6 +130,9 @@ pub struct DataSeg {
     pub retrans: bool,
     /// Timestamp option value (sender clock, ns; Linux's TSval has ms granularity).
     pub tsval_ns: u64,
+    /// Timestamp echo: the TSval of the latest ACK the sender received (receiver clock, ns);
+    /// the receiver's RTT samples for receive-buffer autotuning (`tcp_rcv_rtt_measure_ts`).
+    pub tsecr_ns: u64,
     /// ECT(0) codepoint set by the sender (ECN negotiated; RFC 3168 §6.1.5 rules in sender/output.rs).
     pub ect: bool,
     /// CE-marked by a queue on the way (set by the engine on arrival).
@@ -159,6 +170,8 @@ pub struct AckSeg {
     pub syn: bool,
     /// Timestamp echo (the TSval of the segment that last advanced the window, ns).
     pub tsecr_ns: u64,
+    /// Timestamp value (receiver clock = send time, ns; 0 = none).
+    pub tsval_ns: u64,
     /// Advertised receive window (bytes beyond `ack`).
     pub rwnd: u64,
     /// TCP ECE flag (RFC 3168 echo, or DCTCP's per-packet CE echo).

@@ -14,9 +14,23 @@
 //! `icsk_rto` bounds `ato` inflation (`tcp_delack_timer_handler`) and is the "long gap" of
 //! `tcp_event_data_recv`. Without a sample (retransmitted SYN-ACK) both stay unset/initial.
 //!
-//! Simplifications: the application reads instantly, so the advertised window is always
-//! `rwnd_bytes` (no autotuning, no SWS logic); no pingpong (interactive) mode since the receiver
-//! never sends data; SACK-compression delay is `comp_sack_delay_ns` (Linux: min(1 ms, RTT/20),
+//! Receive window (Linux 6.x): `tcp_select_initial_window` offers rmem[1]'s window rounded to
+//! whole MSS (≤ 65535 in the SYN-ACK) with window scale ilog2(rmem[2]) − 15; `tcp_init_buffer_space`
+//! sets `window_clamp` and `rcv_ssthresh`; `tcp_grow_window` raises `rcv_ssthresh` by 2·advmss
+//! per received segment ≥ 128 bytes while below min(window_clamp, tcp_space) and forces an
+//! immediate ACK each time (`icsk_ack.quick |= 1`); `tcp_rcv_space_adjust` (DRS) grows
+//! `sk_rcvbuf` and `window_clamp` once per receiver RTT from the bytes the application read
+//! (bounded by rmem[2]) when `moderate_rcvbuf`; `__tcp_select_window`/`tcp_select_window`
+//! advertise min(rcv_ssthresh, free space) rounded up to the scale unit, never shrinking the
+//! right edge. A fixed `rwnd_bytes` replaces all of this with a constant window.
+//!
+//! Simplifications: the application reads instantly (`tcp_space` = the window of rcvbuf less
+//! the out-of-order bytes); `scaling_ratio` stays at Linux's initial 50 % (the kernel re-measures
+//! it from each skb's truesize, driver-dependent). The receiver RTT for DRS is Linux's: TSecr
+//! samples of full segments (`tcp_rcv_rtt_measure_ts`, ms ticks, gain 1/8, following queueing
+//! delay) and the time to receive one advertised window (`tcp_rcv_rtt_measure`, which only
+//! lowers the estimate). No SWS logic beyond `__tcp_select_window`'s; no pingpong
+//! (interactive) mode since the receiver never sends data; SACK-compression delay is `comp_sack_delay_ns` (Linux: min(1 ms, RTT/20),
 //! identical for RTT ≥ 20 ms).
 
 use super::{AckSeg, DataSeg, TcpConfig};
@@ -41,8 +55,205 @@ const TCP_COMP_SACK_NR: u32 = 44;
 /// SACK blocks that fit in the option space alongside timestamps.
 const MAX_SACK_BLOCKS_ON_WIRE: usize = 3;
 
+/// `TCP_RMEM_TO_WIN_SCALE`: `scaling_ratio` is a fraction of 2^8.
+const RMEM_TO_WIN_SCALE: u32 = 8;
+/// `TCP_DEFAULT_SCALING_RATIO`: half of the buffer is window.
+const SCALING_RATIO: u64 = 1 << (RMEM_TO_WIN_SCALE - 1);
+/// `TCP_MAX_WSCALE`.
+const TCP_MAX_WSCALE: u32 = 14;
+/// `TCP_INIT_CWND`, for the initial `rcvq_space`.
+const TCP_INIT_CWND: u64 = 10;
+/// Timestamp option bytes: advmss = mss + 12.
+const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
+
+/// `tcp_win_from_space`.
+fn win_from_space(space: u64) -> u64 {
+    (space * SCALING_RATIO) >> RMEM_TO_WIN_SCALE
+}
+
+/// `tcp_space_from_win`.
+fn space_from_win(win: u64) -> u64 {
+    (win << RMEM_TO_WIN_SCALE) / SCALING_RATIO
+}
+
+/// Receive-window state (Linux `rcv_ssthresh`, `window_clamp`, `sk_rcvbuf`, `rcvq_space`,
+/// `rcv_rtt_est`, `rcv_wnd`); `fixed` = a configured constant window instead.
+struct RcvWindow {
+    fixed: Option<u64>,
+    moderate: bool,
+    rmem_max: u64,
+    advmss: u64,
+    wscale: u32,
+    rcvbuf: u64,
+    window_clamp: u64,
+    rcv_ssthresh: u64,
+    /// Last advertised window (bytes beyond `rcv_wup`).
+    rcv_wnd: u64,
+    /// DRS (`rcvq_space`): bytes read in the last measured RTT, its start seq and time.
+    space: u64,
+    space_seq: u64,
+    space_time: u64,
+    /// `rcv_rtt_est`: ns (0 = none), the sequence that ends the current sample and its start.
+    rtt_ns: u64,
+    rtt_seq: u64,
+    rtt_time: u64,
+    /// `rcv_rtt_last_tsecr`.
+    last_tsecr: u64,
+}
+
+impl RcvWindow {
+    fn new(cfg: &TcpConfig) -> Self {
+        let advmss = (cfg.mss + TCPOLEN_TSTAMP_ALIGNED) as u64;
+        let [_, rmem_def, rmem_max] = cfg.rmem;
+        let rcvbuf = rmem_def;
+        // tcp_select_initial_window: the offer rounded down to whole MSS, at most 65535 unscaled;
+        // scale from the largest buffer the socket may grow to.
+        let full = win_from_space(rcvbuf);
+        let mut space = full;
+        if space > cfg.mss as u64 {
+            space -= space % cfg.mss as u64;
+        }
+        let rcv_wnd = space.min(u16::MAX as u64);
+        let big = space.max(rmem_max).max(1);
+        let wscale = (63 - big.leading_zeros()).saturating_sub(15).min(TCP_MAX_WSCALE);
+        let mut window_clamp = (u16::MAX as u64) << wscale;
+        // tcp_init_buffer_space (tcp_app_win = 31: keep one advmss of the buffer back).
+        if window_clamp >= full {
+            window_clamp = full;
+        }
+        if window_clamp > 2 * advmss && window_clamp + advmss > full {
+            window_clamp = (2 * advmss).max(full.saturating_sub(advmss));
+        }
+        let rcv_ssthresh = rcv_wnd.min(window_clamp);
+        RcvWindow {
+            fixed: cfg.rwnd_bytes,
+            moderate: cfg.moderate_rcvbuf,
+            rmem_max,
+            advmss,
+            wscale,
+            rcvbuf,
+            window_clamp,
+            rcv_ssthresh,
+            rcv_wnd,
+            space: rcv_ssthresh.min(rcv_wnd).min(TCP_INIT_CWND * advmss),
+            space_seq: 0,
+            space_time: 0,
+            rtt_ns: 0,
+            rtt_seq: 0,
+            rtt_time: 0,
+            last_tsecr: 0,
+        }
+    }
+
+    /// `tcp_space` with instant reads: the window of rcvbuf less the out-of-order bytes held.
+    fn free_space(&self, ofo_bytes: u64) -> u64 {
+        win_from_space(self.rcvbuf.saturating_sub(space_from_win(ofo_bytes)))
+    }
+
+    /// `tcp_grow_window`: true when rcv_ssthresh grew (the caller forces a quick ACK).
+    fn grow(&mut self, len: u32, ofo_bytes: u64) -> bool {
+        if self.fixed.is_some() || len < 128 {
+            return false;
+        }
+        let room = self.window_clamp.min(self.free_space(ofo_bytes)).saturating_sub(self.rcv_ssthresh);
+        if room == 0 {
+            return false;
+        }
+        // Check #2 passes (truesize measured at the scaling ratio): incr = 2·advmss.
+        let incr = (2 * self.advmss).max(2 * len as u64);
+        self.rcv_ssthresh += room.min(incr);
+        true
+    }
+
+    /// `tcp_rcv_rtt_measure` (window-based sample, the minimum kept).
+    fn rtt_measure(&mut self, now: u64, rcv_nxt: u64) {
+        if self.rtt_time != 0 {
+            if rcv_nxt < self.rtt_seq {
+                return;
+            }
+            let d = now.saturating_sub(self.rtt_time).max(1);
+            if self.rtt_ns == 0 || d < self.rtt_ns {
+                self.rtt_ns = d;
+            }
+        }
+        self.rtt_seq = rcv_nxt + self.rcv_wnd;
+        self.rtt_time = now.max(1);
+    }
+
+    /// `tcp_rcv_rtt_measure_ts`: a new TSecr on a full segment is an RTT sample (the TS clock
+    /// ticks in ms, at least 1 ms), smoothed with gain 1/8.
+    fn rtt_measure_ts(&mut self, now: u64, tsecr_ns: u64, full: bool) {
+        if tsecr_ns == 0 || tsecr_ns == self.last_tsecr {
+            return;
+        }
+        self.last_tsecr = tsecr_ns;
+        if !full {
+            return;
+        }
+        let m = ((now / 1_000_000).saturating_sub(tsecr_ns / 1_000_000)).max(1) * 1_000_000;
+        self.rtt_ns = if self.rtt_ns == 0 { m } else { self.rtt_ns - self.rtt_ns / 8 + m / 8 };
+    }
+
+    /// `tcp_rcv_space_adjust` after the application read up to `copied_seq`.
+    fn space_adjust(&mut self, now: u64, copied_seq: u64) {
+        if self.fixed.is_some() || self.rtt_ns == 0 || now.saturating_sub(self.space_time) < self.rtt_ns {
+            return;
+        }
+        let copied = copied_seq - self.space_seq;
+        if copied > self.space {
+            if self.moderate {
+                // Twice the bytes read in the last RTT plus a cushion, more while the sender
+                // is still growing (slow start).
+                let mut rcvwin = 2 * copied + 16 * self.advmss;
+                let grow = rcvwin * (copied - self.space) / self.space.max(1);
+                rcvwin += 2 * grow;
+                let rcvbuf = space_from_win(rcvwin).min(self.rmem_max);
+                if rcvbuf > self.rcvbuf {
+                    self.rcvbuf = rcvbuf;
+                    self.window_clamp = win_from_space(rcvbuf);
+                }
+            }
+            self.space = copied;
+        }
+        self.space_seq = copied_seq;
+        self.space_time = now;
+    }
+
+    /// `tcp_select_window`: the window to advertise at `rcv_nxt` (never shrinking the right
+    /// edge `rcv_wup + rcv_wnd`); records it as the new `rcv_wnd` from `rcv_nxt`.
+    fn select(&mut self, rcv_nxt: u64, rcv_wup: u64, ofo_bytes: u64, rcv_mss: u32) -> u64 {
+        if let Some(w) = self.fixed {
+            return w;
+        }
+        let cur = (rcv_wup + self.rcv_wnd).saturating_sub(rcv_nxt);
+        let unit = 1u64 << self.wscale;
+        let allowed = win_from_space(self.rcvbuf);
+        let full = self.window_clamp.min(allowed);
+        let mss = (rcv_mss as u64).min(full);
+        let mut free = self.free_space(ofo_bytes);
+        let mut new = 'w: {
+            if free < full / 2 {
+                free -= free % unit;
+                if free < allowed / 16 || free < mss {
+                    break 'w 0;
+                }
+            }
+            let w = free.min(self.rcv_ssthresh);
+            w.div_ceil(unit) * unit
+        };
+        if new < cur {
+            new = cur.div_ceil(unit) * unit;
+        }
+        new = new.min((u16::MAX as u64) << self.wscale);
+        self.rcv_wnd = new;
+        new
+    }
+}
+
 pub struct TcpReceiver {
     mss: u32,
+    win: RcvWindow,
+    /// Window of the last ACK sent (also `tcp_incr_quickack`'s `rcv_wnd`).
     rwnd: u64,
     delayed_ack: bool,
     sack: bool,
@@ -110,7 +321,8 @@ impl TcpReceiver {
     pub fn new(cfg: &TcpConfig) -> Self {
         TcpReceiver {
             mss: cfg.mss,
-            rwnd: cfg.rwnd_bytes,
+            win: RcvWindow::new(cfg),
+            rwnd: cfg.rwnd_bytes.unwrap_or_else(|| RcvWindow::new(cfg).rcv_wnd),
             delayed_ack: cfg.delayed_ack,
             sack: cfg.sack,
             sack_compression: cfg.sack_compression,
@@ -192,7 +404,7 @@ impl TcpReceiver {
                 self.set_dsack(seq, self.rcv_nxt);
             }
             self.rcv_nxt = end;
-            self.event_data_recv(now, seg.len);
+            self.event_data_recv(now, seg.len, seg.tsecr_ns);
             self.ecn_check_ce(seg);
             if !self.ofo.is_empty() {
                 self.drain_ofo();
@@ -202,9 +414,15 @@ impl TcpReceiver {
                 }
             }
             self.sack_remove();
+            // The application reads at once (tcp_recvmsg → tcp_rcv_space_adjust).
+            self.win.space_adjust(now, self.rcv_nxt);
         } else {
             self.ecn_check_ce(seg);
             self.queue_ofo(seq, end);
+            // tcp_data_queue_ofo ends with tcp_grow_window too.
+            if self.win.grow(seg.len, self.ofo_bytes()) {
+                self.quick |= 1;
+            }
             self.ack_scheduled = true;
         }
         self.ack_snd_check(now);
@@ -218,18 +436,19 @@ impl TcpReceiver {
             self.synack_sent_ns = now;
             self.synacks_sent += 1;
             // SYN-ACK with ECE when ECN is negotiated (RFC 3168 §6.1.1).
-            return Some(AckSeg { ack: 0, syn: true, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ece: self.ecn, ..Default::default() });
+            return Some(AckSeg { ack: 0, syn: true, tsecr_ns: self.ts_recent, tsval_ns: now, rwnd: self.rwnd, ece: self.ecn, ..Default::default() });
         }
         if let Some((ack, ece)) = self.special_ack.take() {
             self.acks_sent += 1;
-            return Some(AckSeg { ack, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ece, ..Default::default() });
+            return Some(AckSeg { ack, tsecr_ns: self.ts_recent, tsval_ns: now, rwnd: self.rwnd, ece, ..Default::default() });
         }
         if !self.send_pending {
             return None;
         }
         self.send_pending = false;
         let ece = self.ecn && self.demand_cwr;
-        let mut a = AckSeg { ack: self.rcv_nxt, tsecr_ns: self.ts_recent, rwnd: self.rwnd, ece, ..Default::default() };
+        self.rwnd = self.win.select(self.rcv_nxt, self.rcv_wup, self.ofo_bytes(), self.rcv_mss);
+        let mut a = AckSeg { ack: self.rcv_nxt, tsecr_ns: self.ts_recent, tsval_ns: now, rwnd: self.rwnd, ece, ..Default::default() };
         let mut n = 0;
         if let Some(d) = self.dsack {
             a.sack[0] = d;
@@ -298,6 +517,10 @@ impl TcpReceiver {
         }
         let m = now - self.synack_sent_ns;
         self.srtt_ns = m;
+        // The first data segment echoes the SYN-ACK's TSval: the receiver's first RTT sample
+        // (tcp_rcv_rtt_measure_ts); DRS measures from here (tcp_init_buffer_space).
+        self.win.rtt_ns = m;
+        self.win.space_time = now;
         self.rto_ns = (m + (2 * m).max(self.min_rto_ns)).clamp(self.min_rto_ns, 120_000_000_000);
     }
 
@@ -369,7 +592,7 @@ impl TcpReceiver {
     }
 
     /// `tcp_event_data_recv`: rcv_mss estimate and `ato` adaptation for in-order data.
-    fn event_data_recv(&mut self, now: u64, len: u32) {
+    fn event_data_recv(&mut self, now: u64, len: u32, tsecr_ns: u64) {
         self.ack_scheduled = true;
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(self.mss);
@@ -390,6 +613,17 @@ impl TcpReceiver {
             }
         }
         self.lrcvtime = now;
+        self.win.rtt_measure(now, self.rcv_nxt);
+        self.win.rtt_measure_ts(now, tsecr_ns, len >= self.rcv_mss);
+        // tcp_grow_window: each raise of rcv_ssthresh forces the next ACK out at once.
+        if self.win.grow(len, self.ofo_bytes()) {
+            self.quick |= 1;
+        }
+    }
+
+    /// Payload bytes held in the out-of-order queue.
+    fn ofo_bytes(&self) -> u64 {
+        self.ofo.iter().map(|r| r.1 - r.0).sum()
     }
 
     fn drain_ofo(&mut self) {
@@ -588,8 +822,13 @@ mod tests {
         r.on_data(5, &DataSeg { syn: true, tsval_ns: 5, ..Default::default() });
         let a = drain(&mut r, 5);
         assert_eq!(a.len(), 1);
-        assert!(a[0].syn && a[0].ack == 0 && a[0].tsecr_ns == 5 && a[0].rwnd == 32 << 20);
+        // tcp_select_initial_window: rmem[1] = 128 KiB → 64 KiB of window, 45 whole MSS.
+        assert!(a[0].syn && a[0].ack == 0 && a[0].tsecr_ns == 5 && a[0].rwnd == 45 * 1448);
         assert_eq!(a[0].ip_bytes(), 60);
+        let cfg = TcpConfig { rwnd_bytes: Some(32 << 20), ..TcpConfig::default() };
+        let mut r = TcpReceiver::new(&cfg);
+        r.on_data(5, &DataSeg { syn: true, tsval_ns: 5, ..Default::default() });
+        assert_eq!(drain(&mut r, 5)[0].rwnd, 32 << 20);
     }
 
     #[test]
@@ -648,7 +887,11 @@ mod tests {
 
     /// SYN at t0, SYN-ACK polled at t0, first data segment `rtt_ns` later.
     fn handshaken(rtt_ns: u64) -> (TcpReceiver, u64) {
-        let mut r = TcpReceiver::new(&TcpConfig::default());
+        handshaken_cfg(rtt_ns, &TcpConfig::default())
+    }
+
+    fn handshaken_cfg(rtt_ns: u64, cfg: &TcpConfig) -> (TcpReceiver, u64) {
+        let mut r = TcpReceiver::new(cfg);
         r.on_data(0, &DataSeg { syn: true, ..Default::default() });
         assert_eq!(drain(&mut r, 0).len(), 1);
         (r, rtt_ns)
@@ -680,7 +923,10 @@ mod tests {
     /// gets its ACKs after ≈ 40 ms (here srtt = 40.6 ms), never after 200 ms.
     #[test]
     fn delayed_ack_bounded_by_handshake_srtt() {
-        let (mut r, mut now) = handshaken(40_600_000);
+        // A fixed window: no tcp_grow_window quick ACKs (the 16 back-to-back segments would
+        // make DRS open the window).
+        let fixed = TcpConfig { rwnd_bytes: Some(1 << 20), ..TcpConfig::default() };
+        let (mut r, mut now) = handshaken_cfg(40_600_000, &fixed);
         for i in 0..16u64 {
             r.on_data(now, &seg(i));
             assert_eq!(drain(&mut r, now).len(), 1);

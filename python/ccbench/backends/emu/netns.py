@@ -79,13 +79,15 @@ def host_sysctls(exp: dict) -> dict[str, str]:
     SACK as `tcp.sack`, socket buffers of at least twice the receive window, slow start
     after idle, tail loss probes and SACK compression as the `tcp` block says."""
     tcp = exp.get("tcp", {})
-    buf = max(int(tcp.get("rwnd_bytes", 32 << 20)) * 2, 8 << 20)
+    buf = max(int(tcp.get("rwnd_bytes") or 32 << 20) * 2, 8 << 20)
+    rmem = tcp.get("rmem") or [4096, 131072, buf]
     return {
         "net.ipv6.conf.all.disable_ipv6": "1",
         "net.ipv6.conf.default.disable_ipv6": "1",
         "net.ipv4.tcp_no_metrics_save": "1",
         "net.ipv4.tcp_sack": "1" if tcp.get("sack", True) else "0",
-        "net.ipv4.tcp_rmem": f"4096 131072 {buf}",
+        "net.ipv4.tcp_rmem": " ".join(str(int(v)) for v in rmem),
+        "net.ipv4.tcp_moderate_rcvbuf": "1" if tcp.get("moderate_rcvbuf", True) else "0",
         "net.ipv4.tcp_wmem": f"4096 16384 {buf}",
         "net.ipv4.tcp_slow_start_after_idle": "1" if tcp.get("slow_start_after_idle", True) else "0",
         # tail loss probes: 0 disables, 3 (the default) enables; SACK compression: 0 ACKs

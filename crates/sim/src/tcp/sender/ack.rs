@@ -14,6 +14,7 @@ use crate::tcp::AckSeg;
 impl TcpSender {
     pub fn on_ack(&mut self, now: u64, ack: &AckSeg) {
         self.set_now(now);
+        self.peer_tsval_ns = self.peer_tsval_ns.max(ack.tsval_ns);
         match self.state {
             ConnState::Closed => return,
             ConnState::SynSent => {

@@ -196,6 +196,8 @@ pub struct TcpSender {
     cc: Box<dyn CongestionControl>,
     sk: Sock,
     state: ConnState,
+    /// TSval of the latest ACK received, echoed as TSecr on data (RFC 7323 `ts_recent`).
+    peer_tsval_ns: u64,
     /// Finite flow: total bytes, `completed_at` is set once they are all ACKed.
     app_bytes: Option<u64>,
     /// `write_seq`: bytes the application has handed to the socket so far (u64::MAX = an
@@ -289,6 +291,7 @@ impl TcpSender {
             cc,
             sk,
             state: ConnState::Closed,
+            peer_tsval_ns: 0,
             app_bytes,
             written: app_bytes.unwrap_or(u64::MAX),
             syn_pending: false,

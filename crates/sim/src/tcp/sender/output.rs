@@ -43,7 +43,7 @@ impl TcpSender {
                     if self.timer.is_none() {
                         self.timer = Some((now + self.sk.rto_ns, TimerKind::Retrans));
                     }
-                    return Some(DataSeg { seq: 0, len: 0, syn: true, retrans: self.syn_retrans > 0, tsval_ns: now, ect: false, ce: false, cwr: false });
+                    return Some(DataSeg { seq: 0, len: 0, syn: true, retrans: self.syn_retrans > 0, tsval_ns: now, tsecr_ns: 0, ect: false, ce: false, cwr: false });
                 }
                 return None;
             }
@@ -163,7 +163,7 @@ impl TcpSender {
         }
         // tcp_ecn_send: new data is ECT(0) and carries a queued CWR.
         let cwr = self.sk.ecn_ok && std::mem::take(&mut self.ecn_queue_cwr);
-        DataSeg { seq, len, syn: false, retrans: false, tsval_ns: now, ect: self.sk.ecn_ok, ce: false, cwr }
+        DataSeg { seq, len, syn: false, retrans: false, tsval_ns: now, tsecr_ns: self.peer_tsval_ns, ect: self.sk.ecn_ok, ce: false, cwr }
     }
 
     /// (Re)transmit the segment at index `i`. `account`: tcp_retransmit_skb (marks the
@@ -190,7 +190,7 @@ impl TcpSender {
         // RFC 3168 §6.1.5: retransmissions are Not-ECT, except for TCP_CONG_NEEDS_ECN CCs whose
         // socket sets ECT on everything (INET_ECN_xmit at the handshake, DCTCP).
         let ect = self.sk.ecn_ok && self.cc.needs_ecn();
-        DataSeg { seq: seg.seq, len: seg.len, syn: false, retrans: true, tsval_ns: now, ect, ce: false, cwr: false }
+        DataSeg { seq: seg.seq, len: seg.len, syn: false, retrans: true, tsval_ns: now, tsecr_ns: self.peer_tsval_ns, ect, ce: false, cwr: false }
     }
 
     /// Common per-transmission bookkeeping (`tcp_event_data_sent`, EDT, PRR accounting).
