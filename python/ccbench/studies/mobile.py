@@ -46,7 +46,9 @@ KNOWN: dict[str, str] = {
         "Reno's slow start overshoots the preset's 2800-packet queue (max cwnd 5670, 2829 "
         "retransmissions in the reduced run), whereas the thesis's Reno reached cwnd ≈ 2700 "
         "after 16 MiB without loss: its buffer held more than 2800 packets and Linux's "
-        "receive-buffer autotuning (not modelled: ccbench advertises the whole rwnd at once) "
+        "receive-buffer autotuning (the study's buffer sets are fixed rwnd values; with the "
+        "simulator's autotuned window from tcp.rmem [4096, 87380, 16MiB] Reno still loses 2829 "
+        "packets in the reduced run: DRS follows the queueing delay and opens the window too) "
         "paced the window; the CUBIC half (HyStart exit, max cwnd 936, RTT 0.50 vs 2.32 s) is "
         "reproduced"),
 }
