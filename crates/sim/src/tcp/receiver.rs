@@ -319,10 +319,11 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(cfg: &TcpConfig) -> Self {
+        let win = RcvWindow::new(cfg);
         TcpReceiver {
             mss: cfg.mss,
-            win: RcvWindow::new(cfg),
-            rwnd: cfg.rwnd_bytes.unwrap_or_else(|| RcvWindow::new(cfg).rcv_wnd),
+            rwnd: cfg.rwnd_bytes.unwrap_or(win.rcv_wnd),
+            win,
             delayed_ack: cfg.delayed_ack,
             sack: cfg.sack,
             sack_compression: cfg.sack_compression,
