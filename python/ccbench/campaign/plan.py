@@ -92,8 +92,10 @@ class Plan:
         (exact host timing, no loss, jitter, random walk, arrivals or random queue/scheme)."""
         if self.backend != "sim" or self.campaign.repeats < 2:
             return None
-        same = [p.index for p in self.points
-                if not _config.has_randomness(next(r.experiment for r in self.runs if r.point is p))]
+        first: dict[int, dict] = {}  # each point's first run (its repeats differ only by seed)
+        for r in self.runs:
+            first.setdefault(r.point.index, r.experiment)
+        same = [i for i, exp in first.items() if not _config.has_randomness(exp)]
         if not same:
             return None
         which = "every point" if len(same) == len(self.points) else \
