@@ -75,7 +75,8 @@ class GroupSpec:
     ecn: bool | None = None          # None: negotiated iff the scheme needs it (dctcp)
     tcp: dict[str, Any] | None = None  # the group's full endpoint settings, if it has `tcp:`
     command: dict[str, Any] | None = None  # command scheme (config/commands.py), emu only
-    python: str | None = None        # Python scheme target (config/pyschemes.py), sim only
+    python: str | None = None        # Python scheme target (config/pyschemes.py)
+    kernel_cc: str | None = None     # the kernel CC under a Python controller (--backend emu)
     #: Resolved workload keys copied into each flow: app_rate_bps, onoff, arrivals (workloads.py).
     workload: dict[str, Any] = field(default_factory=dict)
     #: General topology only: src/dst hosts and optional route (topology.Endpoints).

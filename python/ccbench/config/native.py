@@ -207,7 +207,7 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
         spec.scheme, spec.command = parse_command_scheme(*g["scheme"], errs)
         spec.scheme = spec.scheme or ""
     elif "scheme" in g and is_python_scheme(g["scheme"][0]):
-        name, spec.params, spec.python = parse_python_scheme(*g["scheme"], errs, g.get("params"))
+        name, spec.params, spec.python, spec.kernel_cc = parse_python_scheme(*g["scheme"], errs, g.get("params"))
         spec.scheme = name or ""
     elif "scheme" in g:
         name, params, spath, ppaths = _parse_scheme(g, path, errs)

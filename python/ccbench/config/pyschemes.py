@@ -2,6 +2,7 @@
 
     scheme: {python: "ccbench.schemes.reno:Reno"}
     scheme: {python: "my_cc.py:MyCC", name: mycc, params: {alpha: 2}}
+    scheme: {python: "my_ctl.py:MyController", kernel: bbr}   # --backend emu: the kernel CC under it
 
 Through the Python API the value of ``python:`` may also be the class (or a factory) itself.
 The resolved flow carries ``"python": target`` next to ``"scheme"`` (the name: given, else
@@ -30,14 +31,15 @@ def _default_name(target: str) -> str:
 
 def parse_python_scheme(value: dict, spath: tuple, errs: Collector,
                         group_params: tuple[Any, tuple] | None = None
-                        ) -> tuple[str | None, dict, str | None]:
-    """-> (scheme name, params, target)."""
+                        ) -> tuple[str | None, dict, str | None, str | None]:
+    """-> (scheme name, params, target, kernel congestion control under a controller)."""
     import os
 
     from ..cc import runtime
 
     target: str | None = None
     name: str | None = None
+    kernel: str | None = None
     params: dict[str, Any] = {}
     for k, v in value.items():
         key = str(k)
@@ -59,6 +61,13 @@ def parse_python_scheme(value: dict, spath: tuple, errs: Collector,
                 name = v.strip()
             else:
                 errs.error(spath + (k,), f"{show(v)} is not a scheme name", "write a short text", v)
+        elif key == "kernel":
+            if isinstance(v, str) and v.strip() and v.strip().isidentifier():
+                kernel = v.strip()
+            else:
+                errs.error(spath + (k,), f"{show(v)} is not a kernel congestion control name",
+                           "e.g. kernel: cubic (the algorithm a Controller runs over on "
+                           "--backend emu)", v)
         elif key == "params":
             if isinstance(v, dict):
                 params.update({str(a): b for a, b in v.items()})
@@ -66,7 +75,7 @@ def parse_python_scheme(value: dict, spath: tuple, errs: Collector,
                 errs.error(spath + (k,), f"{show(v)} is not a mapping", "e.g. params: {alpha: 2}", v)
         else:
             errs.error(spath + (k,), f"unknown key {show(k)} in a Python scheme",
-                       "a Python scheme has `python:`, and optionally `name:` and `params:`", v)
+                       "a Python scheme has `python:`, and optionally `name:`, `params:` and `kernel:`", v)
     if group_params is not None:
         pv, ppath = group_params
         if isinstance(pv, dict):
@@ -78,16 +87,16 @@ def parse_python_scheme(value: dict, spath: tuple, errs: Collector,
         else:
             errs.error(ppath, f"{show(pv)} is not a mapping", "e.g. params: {alpha: 2}", pv)
     if target is None:
-        return name, params, None
+        return name, params, None, kernel
     try:
         problem = runtime.check_params(target, params)
     except runtime.TargetError as e:
         errs.error(spath + ("python",), str(e), EXAMPLE, value.get("python"))
-        return name, params, None
+        return name, params, None, kernel
     if problem:
         errs.error(spath + ("params",), f"parameters do not fit: {problem}",
                    "give the keywords the class's __init__ takes", params)
-    return name or _default_name(target), params, target
+    return name or _default_name(target), params, target, kernel
 
 
 __all__ = ["is_python_scheme", "parse_python_scheme"]

@@ -66,6 +66,7 @@ def flow_entry(i: int, gi: int, g: GroupSpec, where: str, direction: str, src: s
         "ecn": g.ecn, "tcp": dict(g.tcp) if g.tcp is not None else None,
         **({"command": dict(g.command)} if g.command else {}),
         **({"python": g.python} if g.python else {}),
+        **({"kernel_cc": g.kernel_cc} if g.kernel_cc else {}),
         **g.workload,
     }
 

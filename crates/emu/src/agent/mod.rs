@@ -16,6 +16,8 @@
 //! ccbench-agent client --dst ADDR --port P --cc NAME [--pacing fq] [--t0 T0] [--start S] [--end E]
 //!                      [--stop S2] [--bytes N] [--interval I] [--flow F] [--out DIR] [--run ID]
 //!                      [--app-rate BPS --mss M] [--on NS --off NS] [--notsent-lowat B]
+//!                      [--control-interval NS | --control-rtt K1000]
+//! ccbench-agent server ... [--control 1]
 //! ccbench-agent udp-server --port P [--t0 T0] [--end E]
 //! ccbench-agent udp-client --dst ADDR --port P --rate BPS [--size IP_BYTES] [--t0 T0]
 //!                      [--start S] [--stop S2] [--end E] [--spin NS]
@@ -35,6 +37,8 @@
 //! (or `end`), and samples `TCP_INFO` (and `TCP_CC_INFO`, which only BBR fills) every
 //! `interval` on the experiment's time grid into DIR (the `flows` table as column files,
 //! crate::columns; rows for flow F).
+//! `--control-interval`/`--control-rtt` (k × sRTT, in thousandths) and the receiver's
+//! `--control 1` connect a periodic controller ([`control`]).
 //! A finite flow waits until every byte is acknowledged (SIOCOUTQ = 0) before closing. The
 //! last line on stdout is a JSON summary. Exit code 3: the congestion control was refused.
 
@@ -42,6 +46,7 @@ use std::collections::HashMap;
 
 pub mod app;
 pub mod arrivals;
+pub mod control;
 pub mod sock_diag;
 pub mod socket;
 pub mod tcp;

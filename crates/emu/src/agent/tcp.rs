@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::app::{app_write, AppSpec};
+use super::control;
 use super::socket::{listen_on, set_nonblocking, sockaddr, wait_fd};
 use super::tcp_info::{declare_bbr, sample};
 use netmodel::records::FlowSamples;
@@ -18,12 +19,22 @@ pub fn server(a: &Args) {
     let t0 = a.u64("t0", Some(mono_ns()));
     let end = t0 + a.u64("end", Some(FOREVER));
     let lfd = listen_on(port, 16);
+    // `--control 1`: window clamps commanded on stdin (a periodic controller's cwnd, control.rs)
+    let clamp = (a.u64("control", Some(0)) == 1).then(control::receiver_commands);
+    let (mut applied, mut checked) = (0u64, 0u64);
     println!("listening");
     std::io::stdout().flush().ok();
     let mut received: u64 = 0;
     let mut buf = vec![0u8; 1 << 18];
     let mut fd = -1;
     while mono_ns() < end {
+        if let (Some(c), true) = (&clamp, fd >= 0) {
+            let now = mono_ns();
+            if now >= checked + 2_000_000 {
+                control::enforce_clamp(fd, c.load(Ordering::Relaxed), &mut applied);
+                checked = now;
+            }
+        }
         if fd < 0 {
             if wait_fd(lfd, libc::POLLIN, end) {
                 fd = unsafe { libc::accept(lfd, std::ptr::null_mut(), std::ptr::null_mut()) };
@@ -33,7 +44,7 @@ pub fn server(a: &Args) {
             }
             continue;
         }
-        if !wait_fd(fd, libc::POLLIN, end) {
+        if !wait_fd(fd, libc::POLLIN, if clamp.is_some() { end.min(mono_ns() + 2_000_000) } else { end }) {
             continue;
         }
         let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut _, buf.len()) };
@@ -68,6 +79,12 @@ pub fn client(a: &Args) {
         (on, off) => Some((on, off)),
     };
     let mss = a.u64("mss", Some(1448)).max(1);
+    // a periodic controller (control.rs): interval reports on stdout, commands on stdin
+    let control = match (a.u64("control-interval", Some(0)), a.u64("control-rtt", Some(0))) {
+        (0, 0) => None,
+        (0, k) => Some(control::Interval::Rtt(k as f64 / 1000.0)),
+        (ns, _) => Some(control::Interval::Fixed(ns)),
+    };
     let lowat = a.u64("notsent-lowat", Some(65536)).max(1);
     clock::set_timer_slack(1);
 
@@ -111,9 +128,16 @@ pub fn client(a: &Args) {
     let actual_cc = String::from_utf8_lossy(&name[..nlen as usize]).trim_end_matches('\0').to_string();
     let bbr = actual_cc == "bbr";
     set_nonblocking(fd);
+    let done = Arc::new(AtomicBool::new(false));
+    let reporter = match (control, connected) {
+        (Some(every), true) => {
+            control::sender_commands(fd);
+            Some(control::report_intervals(fd, t0, every, done.clone()))
+        }
+        _ => None,
+    };
 
     // Sampler thread: TCP_INFO on the experiment's time grid until told to stop.
-    let done = Arc::new(AtomicBool::new(false));
     let sampler = {
         let done = done.clone();
         let first_k = (start - t0).div_ceil(interval);
@@ -174,6 +198,9 @@ pub fn client(a: &Args) {
     }
     done.store(true, Ordering::Relaxed);
     let samples = sampler.join().unwrap_or_default();
+    if let Some(r) = reporter {
+        r.join().ok();
+    }
     unsafe { libc::close(fd) };
     if let Some(p) = out_path {
         write_out(&p, &samples.table());

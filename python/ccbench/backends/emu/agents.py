@@ -15,7 +15,14 @@ def receiver_argv(agent: Path, exp: dict, f: dict, t0: int, run_id: str) -> list
     return ([str(agent), "udp-server" if f["scheme"] == "udp" else "server",
              "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
              "--end", str(exp["duration_ns"]), "--run", run_id, "--nice", str(AGENT_NICE)]
-            + (["--multi", "1"] if f.get("arrivals") else []))
+            + (["--multi", "1"] if f.get("arrivals") else [])
+            + (["--control", "1"] if f.get("python") else []))  # a controller's window clamps
+
+
+def kernel_cc(f: dict) -> str:
+    """The kernel congestion control of a flow: its scheme, or under a Python controller the
+    scheme's ``kernel:`` (default cubic)."""
+    return (f.get("kernel_cc") or "cubic") if f.get("python") else f["scheme"]
 
 
 def notsent_lowat(exp: dict, f: dict) -> int:
@@ -45,11 +52,14 @@ def sender_argv(agent: Path, exp: dict, f: dict, dst_addr: str, t0: int, run_id:
         return [str(agent), "arrivals-client", *common, "--cc", f["scheme"],
                 "--arrivals", json.dumps(f["arrivals"]), "--seed", str(int(exp.get("seed", 0))),
                 "--flow", str(f["id"]), "--out", str(conns_dir(work, f["id"])), *tail]
-    args = [str(agent), "client", *common, "--cc", f["scheme"],
+    args = [str(agent), "client", *common, "--cc", kernel_cc(f),
             "--interval", str(exp["sample_interval_ns"]),
             "--flow", str(f["id"]), "--out", str(flow_dir(work, f["id"])), *tail]
     if f.get("bytes"):
         args += ["--bytes", str(f["bytes"])]
+    if f.get("python"):  # a periodic controller (control.py): reports out, commands in
+        from .control import agent_interval_args
+        args += agent_interval_args(f["python"], dict(f.get("params") or {}))
     if (f.get("tcp") or exp.get("tcp") or {}).get("pacing_default"):
         args += ["--pacing", "fq"]  # tcp: {pacing: fq}: TCP's internal pacing
     if f.get("app_rate_bps"):

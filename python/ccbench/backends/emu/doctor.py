@@ -149,7 +149,8 @@ def leftover_checks() -> list[Check]:
 
 def experiment_schemes(experiment: dict) -> list[str]:
     """Kernel congestion controls the experiment needs (not command schemes, not UDP sources)."""
-    return sorted({f["scheme"] for f in experiment.get("flows", [])
+    from .agents import kernel_cc
+    return sorted({kernel_cc(f) for f in experiment.get("flows", [])
                    if not f.get("command") and f["scheme"] != "udp"})
 
 
@@ -169,10 +170,21 @@ def preflight(experiment: dict) -> list[Check]:
         if f["scheme"] == "udp":
             continue
         if f.get("python"):
-            problems.append(
-                f"flow {f['id']} ({f.get('label', '')}) is a Python scheme ({f['python']}): Python "
-                "congestion control runs in the simulator's TCP endpoint only "
-                "(docs/python-schemes.md). Fix: run it with --backend sim")
+            from .control import is_controller
+            if not is_controller(f["python"], dict(f.get("params") or {})):
+                problems.append(
+                    f"flow {f['id']} ({f.get('label', '')}) is a per-ACK Python scheme ({f['python']}): "
+                    "per-ACK hooks run in the simulator's TCP endpoint only; on the kernel a "
+                    "periodic ccbench.cc.Controller can drive the flow through socket options "
+                    "(docs/python-schemes.md, \"On the kernel\"). Fix: run it with --backend sim, "
+                    "or write it as a Controller")
+                continue
+            kcc = f.get("kernel_cc") or "cubic"
+            if kcc not in avail:
+                problems.append(
+                    f"flow {f['id']} ({f.get('label', '')}): the controller's kernel congestion "
+                    f"control {kcc!r} is not offered by this kernel (available: {' '.join(avail)}). "
+                    f"Fix: set scheme.kernel to one of them")
             continue
         if f["scheme"] not in avail:
             problems.append(

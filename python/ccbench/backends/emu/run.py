@@ -19,6 +19,7 @@ from .accuracy import accuracy
 from .cleanup import delete_namespace, kill_pids, ns_pids, our_processes
 from .collect import collect
 from .commands import CommandFlows
+from .control import Controllers
 from .doctor import preflight
 from .live import PROGRESS_NS, FlowRates, parse_progress
 from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
@@ -95,6 +96,7 @@ class Emulation(CommandFlows):
         self.cmd_flows = [dict(f) for f in experiment["flows"] if f.get("command")]
         self.cmd_procs: list[dict] = []
         self.cmd_notes: list[str] = []
+        self.controllers = Controllers(experiment)
 
     # -- set-up --------------------------------------------------------------------------------
     def setup_hosts(self) -> None:
@@ -156,15 +158,16 @@ class Emulation(CommandFlows):
             err = self.engine.stderr.read() if self.engine.poll() is not None else ""
             raise EmuError(f"the engine did not start: {line.strip()} {err.strip()}")
 
-    def _popen(self, argv: list[str], host: str) -> subprocess.Popen:
+    def _popen(self, argv: list[str], host: str, stdin: bool = False) -> subprocess.Popen:
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                              preexec_fn=self._preexec(self.ns[host]))
         self.procs.append(p)
         return p
 
     def start_agents(self, t0: int) -> list[tuple[dict, subprocess.Popen]]:
         servers = [self._popen(_agents.receiver_argv(self.agent_bin, self.exp, f, t0, self.run_id),
-                               f["dst"]) for f in self.agent_flows]
+                               f["dst"], stdin=bool(f.get("python"))) for f in self.agent_flows]
         for f, p in zip(self.agent_flows, servers):
             line = p.stdout.readline()
             if line.strip() != "listening":
@@ -174,7 +177,10 @@ class Emulation(CommandFlows):
         for f in self.agent_flows:
             argv = _agents.sender_argv(self.agent_bin, self.exp, f, self.addr[f["dst"]], t0,
                                        self.run_id, self.work)
-            clients.append((f, self._popen(argv, f["src"])))
+            p = self._popen(argv, f["src"], stdin=bool(f.get("python")))
+            clients.append((f, p))
+            if f.get("python"):
+                self.controllers.add(f, p, servers[self.agent_flows.index(f)])
         return clients + self.start_command_clients(t0)
 
 
@@ -260,6 +266,9 @@ class Emulation(CommandFlows):
         sel = selectors.DefaultSelector()
         out_fd = self.engine.stdout.fileno()
         sel.register(out_fd, selectors.EVENT_READ)
+        ctl_fds = self.controllers.fds()
+        for fd in ctl_fds:  # periodic controllers' interval reports (control.py)
+            sel.register(fd, selectors.EVENT_READ)
         pending = b""
         done = False
         # command flows with a stop time: their processes are killed then
@@ -273,7 +282,16 @@ class Emulation(CommandFlows):
             while stops and stops[0][0] <= now:
                 self.stop_commands(stops.pop(0)[1], grace=0.0)
             timeout = 0.25 if not stops else min(0.25, max(0.0, (stops[0][0] - now) / 1e9))
-            if not sel.select(timeout=timeout):
+            ready = [k.fd for k, _ in sel.select(timeout=timeout)]
+            for fd in ready:
+                if fd in ctl_fds:
+                    data = os.read(fd, 65536)
+                    if data:
+                        self.controllers.feed(fd, data)
+                    else:
+                        sel.unregister(fd)
+                        ctl_fds.remove(fd)
+            if out_fd not in ready:
                 continue
             # raw reads: one read may bring several lines (progress lines, then `done`)
             chunk = os.read(out_fd, 65536)
@@ -307,6 +325,8 @@ class Emulation(CommandFlows):
                 p.kill()
                 out, err = p.communicate()
             summary = {}
+            if f.get("python"):  # stdout was read during the run: reports, then the summary
+                out = self.controllers.finish(f["id"], out)
             for line in reversed(out.splitlines()):
                 with contextlib.suppress(ValueError):
                     summary = json.loads(line)
@@ -341,6 +361,7 @@ class Emulation(CommandFlows):
                                "kernel": 10**9,
                                "applied": int(self.exp.get("tcp", {}).get("initial_rto_ns", 10**9)) == 10**9},
             "agents": agents,
+            **({"controllers": self.controllers.summary()} if self.controllers.flows else {}),
             **({"commands": self.command_summary(), "command_notes": self.cmd_notes}
                if self.cmd_flows else {}),
         })
