@@ -569,7 +569,7 @@ impl Engine {
             fds: rt.hosts.iter().map(|h| h.fd).collect(),
             dead: vec![false; rt.hosts.len()],
             addr_host,
-            links: exp.links.iter().map(|l| Link::with_seed(l, exp.seed)).collect(),
+            links: Link::build_all(exp.links.iter().cloned(), exp.seed),
             paths,
             pair_routes,
             port_base: rt.port_base,

@@ -10,11 +10,15 @@
 //! Packets are represented by a small `Copy` handle ([`PktMeta`]); the owner keeps the packet
 //! contents elsewhere (a slab in the simulator, a buffer pool in the emulator).
 //!
+//! Links that name the same `channel` share one half-duplex medium instead ([`csma`]: ns-3's
+//! CSMA bus); build a topology's links with [`Link::build_all`] so that they find each other.
+//!
 //! [`records`] holds the results tables both backends record: declared columns, the one
 //! column encoding, and the recorders.
 
 pub mod app;
 pub mod arrivals;
+pub mod csma;
 pub mod delay;
 pub mod impair;
 pub mod link;

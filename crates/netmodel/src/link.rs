@@ -8,6 +8,7 @@ use serde::Deserialize;
 use crate::delay::{stable_hash, DelayFn, DelaySchedule};
 use crate::impair::{Jitter, JitterConfig, Loss, LossConfig};
 use crate::queue::{Qdisc, QueueConfig};
+use crate::csma::{Attempt, Channel, Device, Phase};
 use crate::rate::{RateTrace, Server};
 use crate::{Nanos, PktMeta, Rng};
 
@@ -58,6 +59,12 @@ pub struct LinkConfig {
     /// `idle_ns` (or as the very first packet) waits `delay_ns` before the link serves again.
     #[serde(default)]
     pub promotion: Option<Promotion>,
+    /// Name of a shared half-duplex channel (ns-3 CSMA semantics, [`crate::csma`]): every link
+    /// naming the same channel is one device on one medium, sending one frame at a time at the
+    /// common rate, each frame holding the medium for its propagation delay too. `None`: this
+    /// direction has the line to itself (full duplex).
+    #[serde(default)]
+    pub channel: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -97,6 +104,7 @@ impl LinkConfig {
             loss: None,
             rate_trace: None,
             promotion: None,
+            channel: None,
         }
     }
 }
@@ -108,11 +116,15 @@ pub enum DropReason {
     Queue,
     /// The random-loss model (`loss`).
     Loss,
+    /// A shared half-duplex channel: the frame found the channel busy on every attempt
+    /// ([`crate::csma::MAX_RETRIES`]).
+    Channel,
 }
 
 /// Random-stream tags of a link's elements (see [`Link::with_seed`]).
 const LOSS_STREAM: u64 = 0x4c4f_5353; // "LOSS"
 const JITTER_STREAM: u64 = 0x4a49_5454; // "JITT"
+const CSMA_STREAM: u64 = 0x4353_4d41; // "CSMA"
 
 /// Counters of a link since the start of the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -126,6 +138,8 @@ pub struct LinkStats {
     /// Packets and bytes dropped by the random-loss model (included in `dropped_*`).
     pub lost_pkts: u64,
     pub lost_bytes: u64,
+    /// Frames a shared channel dropped after too many busy attempts (included in `dropped_*`).
+    pub channel_drops: u64,
 }
 
 pub struct Link {
@@ -158,6 +172,10 @@ pub struct Link {
     last_arrival: Nanos,
     drops: Vec<PktMeta>,
     losses: Vec<PktMeta>,
+    /// The sending device when this direction is on a shared half-duplex channel.
+    csma: Option<Device>,
+    /// Frames the channel dropped (MAC drops), taken with the other drops.
+    mac_drops: Vec<PktMeta>,
     pub stats: LinkStats,
 }
 
@@ -195,8 +213,28 @@ impl Link {
             last_arrival: 0,
             drops: Vec::new(),
             losses: Vec::new(),
+            csma: match (&cfg.channel, cfg.rate_bps) {
+                (Some(_), Some(rate)) => Some(Device::new(Channel::new(), Rng::new(seed, key ^ CSMA_STREAM), rate)),
+                (Some(_), None) => panic!("link {}: a shared channel needs a rate", cfg.name),
+                (None, _) => None,
+            },
+            mac_drops: Vec::new(),
             stats: LinkStats::default(),
         }
+    }
+
+    /// Links for `cfgs` (in order), the links that name the same `channel` sharing one medium.
+    pub fn build_all(cfgs: impl IntoIterator<Item = LinkConfig>, seed: u64) -> Vec<Link> {
+        let mut channels: HashMap<String, Channel> = HashMap::new();
+        cfgs.into_iter()
+            .map(|c| {
+                let mut l = Link::with_seed(&c, seed);
+                if let (Some(name), Some(d)) = (&c.channel, l.csma.as_mut()) {
+                    d.channel = channels.entry(name.clone()).or_default().clone();
+                }
+                l
+            })
+            .collect()
     }
 
     /// Offer a packet to the link at `now`: the loss model may drop it, else the queue may.
@@ -228,7 +266,11 @@ impl Link {
             }
         }
         self.count_drops(before);
-        if self.tx.is_none() {
+        if self.csma.is_some() {
+            if self.csma.as_ref().is_some_and(|d| d.phase == Phase::Ready) {
+                self.csma_take_next(now);
+            }
+        } else if self.tx.is_none() {
             self.start_next(now, false);
         }
     }
@@ -238,6 +280,12 @@ impl Link {
     /// is next touched, so an owner only has to wake the link for arrivals (one event per
     /// packet per link instead of two).
     pub fn next_event_time(&self) -> Option<Nanos> {
+        if let Some(d) = &self.csma {
+            // On a shared channel the device's own steps are events too: the engines must
+            // process both directions' attempts in time order (who senses first wins).
+            let own = self.tx.map(|(_, end, _)| end).into_iter().chain(d.next_wake());
+            return own.chain(self.pipe.front().map(|&(_, t)| t)).min();
+        }
         let a = self.tx.and_then(|(_, end, arr)| (end != Nanos::MAX).then_some(arr));
         let b = if self.reorder {
             self.heap.peek().map(|Reverse(e)| e.0)
@@ -273,12 +321,13 @@ impl Link {
     /// [`Link::take_drops`] / [`Link::take_drops_with_reason`]).
     #[inline]
     pub fn has_drops(&self) -> bool {
-        !self.drops.is_empty() || !self.losses.is_empty()
+        !self.drops.is_empty() || !self.losses.is_empty() || !self.mac_drops.is_empty()
     }
 
-    /// Packets dropped since the last call, queue drops first, then random losses.
+    /// Packets dropped since the last call, queue drops first, then random losses, then
+    /// channel (MAC) drops.
     pub fn take_drops(&mut self) -> impl Iterator<Item = PktMeta> + '_ {
-        self.drops.drain(..).chain(self.losses.drain(..))
+        self.drops.drain(..).chain(self.losses.drain(..)).chain(self.mac_drops.drain(..))
     }
 
     /// Like [`Link::take_drops`], with the reason of each drop.
@@ -287,6 +336,7 @@ impl Link {
             .drain(..)
             .map(|p| (p, DropReason::Queue))
             .chain(self.losses.drain(..).map(|p| (p, DropReason::Loss)))
+            .chain(self.mac_drops.drain(..).map(|p| (p, DropReason::Channel)))
     }
 
     /// Bring the link's state up to `now` (serialisations that ended by then) without
@@ -349,6 +399,9 @@ impl Link {
     /// Move every serialisation that ends by `now` onto the delay line, starting the next
     /// packet at the exact instant the previous one ended.
     fn advance(&mut self, now: Nanos) {
+        if self.csma.is_some() {
+            return self.advance_csma(now);
+        }
         while let Some((p, end, arr)) = self.tx {
             if end > now {
                 break;
@@ -392,6 +445,58 @@ impl Link {
             self.last_arrival = arr;
         }
         self.tx = Some((p, end, arr));
+    }
+
+    /// Shared channel: replay the device's steps due by `now` in time order (end of the
+    /// frame on the wire, end of the interframe gap, end of a backoff).
+    fn advance_csma(&mut self, now: Nanos) {
+        loop {
+            let phase = self.csma.as_ref().expect("csma link").phase;
+            match (phase, self.tx) {
+                (Phase::Transmitting, Some((p, end, arr))) if end <= now => {
+                    self.tx = None;
+                    self.stats.tx_pkts += 1;
+                    self.stats.tx_bytes += p.size as u64;
+                    self.pipe.push_back((p, arr));
+                    let d = self.csma.as_mut().expect("csma link");
+                    d.phase = Phase::Gap { until: end + d.ifg_ns };
+                }
+                (Phase::Gap { until }, _) if until <= now => {
+                    self.csma.as_mut().expect("csma link").phase = Phase::Ready;
+                    self.csma_take_next(until);
+                }
+                (Phase::Backoff { pkt, at }, _) if at <= now => self.csma_attempt(at, pkt),
+                _ => return,
+            }
+        }
+    }
+
+    /// A ready device takes the next frame from its queue at `t` and tries to send it.
+    fn csma_take_next(&mut self, t: Nanos) {
+        let before = self.drops.len();
+        let next = self.queue.dequeue(t, &mut self.drops);
+        self.count_drops(before);
+        if let Some(p) = next {
+            self.csma_attempt(t, p);
+        }
+    }
+
+    /// Sense the channel at `t` for `p`: send it, back off, or drop it and take the next.
+    fn csma_attempt(&mut self, t: Nanos, p: PktMeta) {
+        let rate = self.rate_bps.expect("a shared channel has a rate");
+        let end = t + crate::tx_time_ns((p.size + self.overhead_bytes) as u64, rate);
+        let arr = end + self.delay_ns;
+        match self.csma.as_mut().expect("csma link").attempt(t, p, arr) {
+            Attempt::Sent => self.tx = Some((p, end, arr)),
+            Attempt::Deferred => {}
+            Attempt::Dropped(p) => {
+                self.stats.dropped_pkts += 1;
+                self.stats.dropped_bytes += p.size as u64;
+                self.stats.channel_drops += 1;
+                self.mac_drops.push(p);
+                self.csma_take_next(t);
+            }
+        }
     }
 
     fn count_drops(&mut self, from: usize) {
@@ -588,6 +693,7 @@ mod tests {
             match why {
                 DropReason::Queue => q += 1,
                 DropReason::Loss => r += 1,
+                DropReason::Channel => panic!("no shared channel here"),
             }
         }
         assert_eq!(l.stats.lost_pkts, r);
@@ -655,5 +761,133 @@ mod tests {
         // First packet: promoted 0 → 300 ms; the second waits for the same promotion; the
         // third finds the radio up; the fourth arrives after 1.5 s idle and is promoted again.
         assert_eq!(out, vec![(0, 310 * MS), (1, 310 * MS), (2, 510 * MS), (3, 2310 * MS)]);
+    }
+
+    /// The two directions of a half-duplex channel, built together so that they share it.
+    fn half_duplex(rate: u64, delay: Nanos, seed: u64) -> Vec<Link> {
+        let mk = |name: &str| {
+            let mut c = cfg(Some(rate), delay, Some(100));
+            c.name = name.into();
+            c.channel = Some("a-b".into());
+            c
+        };
+        Link::build_all([mk("a->b"), mk("b->a")], seed)
+    }
+
+    /// Drive several links as an event loop does: sends `(time, link, id)` in time order,
+    /// each link woken at its own next event. Returns (link, id, arrival) and the drops.
+    fn drive(links: &mut [Link], sends: &[(Nanos, usize, u32)]) -> (Vec<(usize, u32, Nanos)>, Vec<(u32, DropReason)>) {
+        let (mut out, mut drops) = (vec![], vec![]);
+        let mut i = 0;
+        loop {
+            let next_link = (0..links.len()).filter_map(|l| links[l].next_event_time().map(|t| (t, l))).min();
+            match (sends.get(i), next_link) {
+                (Some(&(t, l, id)), n) if n.is_none_or(|(a, _)| t <= a) => {
+                    links[l].enqueue(t, p(id));
+                    i += 1;
+                }
+                (_, Some((t, l))) => {
+                    while let Some((pkt, at)) = links[l].pop_arrival(t) {
+                        out.push((l, pkt.id, at));
+                    }
+                }
+                (None, None) => break,
+                _ => unreachable!(),
+            }
+            for l in links.iter_mut() {
+                drops.extend(l.take_drops_with_reason().map(|(d, r)| (d.id, r)));
+            }
+        }
+        (out, drops)
+    }
+
+    #[test]
+    fn one_direction_of_a_shared_channel_waits_out_each_frames_propagation() {
+        // 10 Mbit/s, 1 ms: a 1500-byte frame takes 1.2 ms on the wire and holds the channel
+        // until its last bit arrives 1 ms later. Five frames queued at once: the first goes at
+        // 0, each next one senses the channel busy after the 9.6-µs gap and backs off (1 slot,
+        // then 1-2, 1-6, ... µs) until the channel is idle: the spacing of arrivals is at least
+        // 2.2 ms, against 1.2 ms on a full-duplex link.
+        let mut links = half_duplex(10_000_000, MS, 1);
+        let sends: Vec<_> = (0..5).map(|i| (0, 0, i)).collect();
+        let (out, drops) = drive(&mut links, &sends);
+        assert!(drops.is_empty());
+        assert_eq!(out.iter().map(|o| o.1).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+        assert_eq!(out[0].2, 2_200_000);
+        for w in out.windows(2) {
+            let gap = w[1].2 - w[0].2;
+            // At least the busy period; at most that plus one backoff of the tenth try
+            // (the device senses every ≤ 1023 µs once its window stops growing).
+            assert!((2_200_000..2_200_000 + 1_100_000).contains(&gap), "{gap}");
+        }
+        let full = {
+            let mut l = Link::new(&cfg(Some(10_000_000), MS, Some(100)));
+            drive(std::slice::from_mut(&mut l), &sends).0
+        };
+        assert_eq!(full.last().unwrap().2, 5 * 1_200_000 + MS);
+        assert!(out.last().unwrap().2 > 4 * 2_200_000 + 2_200_000);
+    }
+
+    #[test]
+    fn both_directions_share_the_channel_one_frame_at_a_time() {
+        // Both ends saturate a 10 Mbit/s, 1 ms channel for 2 s. Every frame holds the channel
+        // from its first bit until its last bit arrives (1.2 + 1 ms), so the busy periods of
+        // all delivered frames, from both directions, never overlap, and the two directions
+        // together carry at most 2 s / 2.2 ms = 909 frames (a full-duplex link: 2 x 1666).
+        let mut links = half_duplex(10_000_000, MS, 5);
+        let mut sends = vec![];
+        for k in 0..1000u32 {
+            let t = k as u64 * 2 * MS; // 6 Mbit/s offered per direction
+            sends.push((t, 0, 2 * k));
+            sends.push((t, 1, 2 * k + 1));
+        }
+        let (out, drops) = drive(&mut links, &sends);
+        let in_2s: Vec<_> = out.iter().filter(|o| o.2 <= 2000 * MS).collect();
+        let mut busy: Vec<(Nanos, Nanos)> = in_2s.iter().map(|o| (o.2 - 2_200_000, o.2)).collect();
+        busy.sort();
+        assert!(busy.windows(2).all(|w| w[1].0 >= w[0].1), "two frames on the channel at once");
+        assert!(in_2s.len() <= 909, "{}", in_2s.len());
+        // Contention with backoff wastes some idle time, but the channel stays mostly busy,
+        // and neither direction starves.
+        assert!(in_2s.len() > 750, "{}", in_2s.len());
+        let a = in_2s.iter().filter(|o| o.0 == 0).count();
+        assert!(a > 300 && in_2s.len() - a > 300, "a->b {a} of {}", in_2s.len());
+        // Offered 2 x 500 frames/s against ~450 frames/s of channel: the 100-packet queues
+        // overflow (queue drops); every packet is either delivered or dropped.
+        assert!(drops.iter().any(|d| d.1 == DropReason::Queue));
+        assert_eq!(out.len() + drops.len(), 2000);
+        assert_eq!(links[0].stats.tx_pkts + links[1].stats.tx_pkts, out.len() as u64);
+    }
+
+    #[test]
+    fn a_shared_channel_repeats_with_its_seed_and_drops_frames_it_cannot_send() {
+        // 1 Mbit/s, 200 ms: a 1500-byte frame holds the channel for 212 ms, longer than a frame
+        // can keep trying (1000 backoffs, about 0.5 s) when the other side competes; so frames
+        // are dropped by the channel (MAC drops), reported with their reason and counted.
+        let run = |seed: u64| {
+            let mut links = half_duplex(1_000_000, 200 * MS, seed);
+            let sends: Vec<_> = (0..40u32).map(|k| (k as u64 * 50 * MS, (k % 2) as usize, k)).collect();
+            let r = drive(&mut links, &sends);
+            (r, links[0].stats.channel_drops + links[1].stats.channel_drops)
+        };
+        let (a, mac) = run(1);
+        assert_eq!(a, run(1).0);
+        assert_ne!(a.0, run(2).0.0, "the backoff draws come from the seed");
+        let channel = a.1.iter().filter(|d| d.1 == DropReason::Channel).count() as u64;
+        assert!(channel > 0 && channel == mac, "{channel} channel drops, stats {mac}");
+        assert_eq!(a.0.len() + a.1.len(), 40);
+    }
+
+    #[test]
+    fn links_without_a_channel_name_do_not_share_one() {
+        // Two links built together but without `channel`: each direction has its own line.
+        let mut links = Link::build_all([cfg(Some(10_000_000), MS, Some(100)), cfg(Some(10_000_000), MS, Some(100))], 0);
+        let (out, _) = drive(&mut links, &[(0, 0, 0), (0, 1, 1)]);
+        assert_eq!(out.iter().map(|o| o.2).collect::<Vec<_>>(), vec![2_200_000, 2_200_000]);
+        // The same two on one channel: the second waits for the first's propagation.
+        let mut links = half_duplex(10_000_000, MS, 0);
+        let (out, _) = drive(&mut links, &[(0, 0, 0), (0, 1, 1)]);
+        assert_eq!(out[0].2, 2_200_000);
+        assert!(out[1].2 >= 4_400_000, "{out:?}");
     }
 }

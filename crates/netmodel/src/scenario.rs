@@ -128,6 +128,7 @@ impl<T> Scenario<T> {
                 return Err(format!("links[{i}].rate_bps is 0 (use null for unlimited)"));
             }
             check_conditions(l).map_err(|e| format!("links[{i}] ({}): {e}", l.name))?;
+            check_channel(l, &self.links).map_err(|e| format!("links[{i}] ({}): {e}", l.name))?;
         }
         for (i, f) in self.flows.iter().enumerate() {
             if f.id as usize != i {
@@ -196,6 +197,38 @@ fn check_workload<T>(f: &Flow<T>) -> Result<(), String> {
         a.size.validate()?;
         if udp || f.bytes.is_some() || f.app_rate_bps.is_some() || f.onoff.is_some() {
             return Err("arrivals take their sizes from arrivals.size: no udp, bytes, app_rate_bps or onoff".into());
+        }
+    }
+    Ok(())
+}
+
+/// A link on a shared half-duplex channel: a constant rate and delay, the same on every link
+/// of the channel (one medium has one rate and one propagation delay, as an ns-3 CsmaChannel),
+/// and none of the per-direction elements a shared medium has no place for.
+fn check_channel(l: &LinkConfig, all: &[LinkConfig]) -> Result<(), String> {
+    let Some(name) = &l.channel else { return Ok(()) };
+    if name.is_empty() {
+        return Err("channel is an empty name".into());
+    }
+    if l.rate_bps.is_none() {
+        return Err(format!("channel {name}: a shared channel needs a rate (rate_bps is null)"));
+    }
+    let unsupported = [
+        ("rate_trace", l.rate_trace.is_some()),
+        ("delay_schedule", l.delay_schedule.is_some()),
+        ("jitter", l.jitter.is_some()),
+        ("reorder", l.reorder),
+        ("promotion", l.promotion.is_some()),
+    ];
+    if let Some((what, _)) = unsupported.iter().find(|(_, on)| *on) {
+        return Err(format!("channel {name}: {what} is not supported on a shared half-duplex channel"));
+    }
+    for o in all.iter().filter(|o| o.channel.as_deref() == Some(name.as_str())) {
+        if (o.rate_bps, o.delay_ns) != (l.rate_bps, l.delay_ns) {
+            return Err(format!(
+                "channel {name}: links {} and {} differ in rate_bps or delay_ns (one medium has one rate and one delay)",
+                l.name, o.name
+            ));
         }
     }
     Ok(())
@@ -284,6 +317,20 @@ mod tests {
             e.links[1].queue,
             crate::QueueConfig::droptail(None, Some(15000))
         );
+    }
+
+    #[test]
+    fn a_shared_channel_needs_one_constant_rate_and_delay() {
+        let with = |a: &str, b: &str| doc("[0]", "").replace("\"queue\": {\"kind\": \"droptail\", \"packets\": 1000", &format!("{a}\"queue\": {{\"kind\": \"droptail\", \"packets\": 1000"))
+            .replace("\"queue\": {\"kind\": \"droptail\", \"packets\": null", &format!("{b}\"queue\": {{\"kind\": \"droptail\", \"packets\": null"));
+        let err = from_json(&with("\"channel\": \"c\", ", "\"channel\": \"c\", ")).unwrap_err();
+        assert!(err.contains("links[0] (a1->r1): channel c: a shared channel needs a rate"), "{err}");
+        let ok = with("\"channel\": \"c\", ", "\"channel\": \"c\", ").replace("\"rate_bps\": null", "\"rate_bps\": 1000000");
+        from_json(&ok).unwrap();
+        let err = from_json(&ok.replacen("\"delay_ns\": 1000", "\"delay_ns\": 2000", 1)).unwrap_err();
+        assert!(err.contains("differ in rate_bps or delay_ns"), "{err}");
+        let err = from_json(&ok.replacen("\"channel\": \"c\", ", "\"channel\": \"c\", \"reorder\": true, ", 1)).unwrap_err();
+        assert!(err.contains("reorder is not supported"), "{err}");
     }
 
     #[test]

@@ -225,7 +225,7 @@ impl Sim {
             now: 0,
             end: exp.duration_ns,
             sample_ns: exp.sample_interval_ns,
-            links: exp.links.iter().map(|l| Link::with_seed(&Self::clocked(exp, l), exp.seed)).collect(),
+            links: Link::build_all(exp.links.iter().map(|l| Self::clocked(exp, l)), exp.seed),
             bottlenecks: exp.bottleneck_links.clone(),
             seed: exp.seed,
             cfgs: exp.flows.clone(),
@@ -894,3 +894,7 @@ pub fn run_json(json: &str) -> Result<Output, String> {
 #[cfg(test)]
 #[path = "workload_tests.rs"]
 mod workload_tests;
+
+#[cfg(test)]
+#[path = "csma_tests.rs"]
+mod csma_tests;

@@ -45,7 +45,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
               "completed_ns": I64, "acked_bytes": U64, "retrans_pkts": U64},
 }
 #: Categories of the string columns (codes in the encoding).
-CATEGORIES = {("packets", "drop_reason"): ("none", "queue", "loss", "unseen"),
+CATEGORIES = {("packets", "drop_reason"): ("none", "queue", "loss", "unseen", "channel"),
               ("flows", "ca_state"): ("open", "disorder", "cwr", "recovery", "loss")}
 #: `flows` ends with the algorithm's own `cc_<name>` Float64 columns.
 CC_PREFIX = "cc_"

@@ -311,7 +311,8 @@ impl Recorder {
         }
     }
 
-    /// A data packet was dropped by link `link` at `now`, by its queue or its loss model.
+    /// A data packet was dropped by link `link` at `now`, by its queue, its loss model or its
+    /// shared channel.
     pub fn dropped(&mut self, now: u64, flow: u32, size: u32, link: u32, rec: u32, why: DropReason) {
         let bin = self.bin(flow, now);
         bin.dropped_bytes += size as u64;
@@ -325,6 +326,7 @@ impl Recorder {
             self.p_drop_reason[rec as usize] = match why {
                 DropReason::Queue => 1,
                 DropReason::Loss => 2,
+                DropReason::Channel => 4,
             };
         }
     }

@@ -6,8 +6,9 @@
 use super::columns::Dtype::{self, *};
 
 /// Categories of the packets table's `drop_reason` column ("unseen": a drop inferred from a
-/// packet capture, written only by the capture importer).
-pub const DROP_REASONS: &[&str] = &["none", "queue", "loss", "unseen"];
+/// packet capture, written only by the capture importer; "channel": a shared half-duplex
+/// channel gave up on the frame, netmodel::csma).
+pub const DROP_REASONS: &[&str] = &["none", "queue", "loss", "unseen", "channel"];
 /// CA state names in code order (`ca_state`; Linux `enum tcp_ca_state`).
 pub const CA_STATES: &[&str] = &["open", "disorder", "cwr", "recovery", "loss"];
 
