@@ -4,6 +4,7 @@ side links, rightward (``->``, a<k> sends) or leftward (``<-``)."""
 
 from __future__ import annotations
 
+from .links import channel_keys
 from .model import SAME_RATE, GroupSpec, LinkSpec, RunSpec
 from .resolved import DirectedLink, experiment, flow_entry, flow_groups
 from .units import QueueLimit
@@ -42,6 +43,7 @@ def build_dumbbell(run: RunSpec, groups: list[GroupSpec]) -> dict:
             rate = spec.rate_b_bps  # central rate: {left, right}
         if spec.overhead_bytes:
             extra = {**extra, "overhead_bytes": spec.overhead_bytes}
+        extra = {**extra, **channel_keys(spec, name_src, name_dst)}
         links.append(DirectedLink(len(links), f"{name_src}->{name_dst}", name_src, name_dst,
                                   role, rate, spec.delay_ns, queue, qpath, ecn, extra,
                                   aqm=aqm))

@@ -16,7 +16,7 @@ from .model import DEFAULT_QUEUE, SAME_RATE, LinkSpec
 from .queues import parse_queue_mapping
 from .units import parse_int, parse_queue, parse_rate
 
-CENTRAL_KEYS = [Key("rate"), Key("overhead"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
+CENTRAL_KEYS = [Key("rate"), Key("overhead"), Key("duplex"), Key("delay"), Key("queue", ("queues",)), Key("ecn"), Key("aqm"),
                 Key("jitter"), Key("loss"), Key("trace"), Key("promotion"), Key("preset")]
 LINK_RESERVED: dict[str, str] = {}
 #: Network-condition keys of a side link (``left-<key>``/``right-<key>``), see conditions.py.
@@ -50,6 +50,46 @@ def parse_conditions(d: dict, prefix: str, spec: LinkSpec, errs: Collector) -> N
         mean = errs.guard(parse_trace, tv, tpath, cond)
         if mean is not None:
             spec.rate_bps = mean
+
+
+DUPLEX = {"full": False, "half": True}
+
+
+def parse_duplex(d: dict, key: str, spec: LinkSpec, errs: Collector) -> None:
+    """``duplex: full | half`` of a link (``key`` "duplex", "left-duplex", ...): ``half`` puts
+    both directions on one shared half-duplex channel (ns-3's CSMA bus, docs/simulator.md).
+    Call after the link's rate, delay and conditions are parsed: a shared channel has one
+    constant rate and delay, and no per-direction jitter, trace, promotion or variable delay."""
+    if key not in d:
+        return
+    value, path = d[key]
+    mode = value.strip().lower() if isinstance(value, str) else None
+    if mode not in DUPLEX:
+        errs.error(path, f"duplex {show(value)} is not full or half",
+                   f"{key}: half (one shared channel, ns-3 CSMA) or {key}: full (the default)",
+                   value)
+        return
+    spec.half_duplex, spec.duplex_path = DUPLEX[mode], path
+    if not spec.half_duplex:
+        return
+    prefix = key[:-len("duplex")]
+    if spec.rate_bps is None:
+        errs.error(path, "a half-duplex link needs a rate",
+                   f"add {prefix}rate (the channel's one data rate)", value)
+    if spec.rate_b_bps != SAME_RATE:
+        errs.error(path, "a half-duplex link has one rate for both directions",
+                   f"write {prefix}rate: <rate>, not {{left: .., right: ..}}", value)
+    cond = spec.cond
+    if cond is None:
+        return
+    for what, on in ((f"{prefix}delay (a variable delay)", cond.delay_schedule is not None),
+                     (f"{prefix}jitter", bool(cond.jitter)),
+                     (f"{prefix}trace", cond.rate_trace is not None or cond.preset_series is not None),
+                     (f"{prefix}promotion", cond.promotion is not None)):
+        if on:
+            errs.error(path, f"{what} cannot be combined with duplex: half",
+                       f"remove {what.split()[0]} or use duplex: full (a shared channel has one "
+                       "constant rate and delay)", value)
 
 
 def parse_queue_spec(value: Any, path: tuple, errs: Collector):
@@ -95,6 +135,7 @@ def parse_central(d, errs: Collector) -> LinkSpec:
                                   what="framing bytes per packet", minimum=0, maximum=65535)
     spec.delay_ns = get(c, "delay", parse_link_delay, errs, 0, cond=spec.cond)
     parse_conditions(c, "", spec, errs)
+    parse_duplex(c, "duplex", spec, errs)
     reject_ecn_key(c, "ecn", errs)
     if "queue" in c:
         qv, qpath = c["queue"]
@@ -170,6 +211,7 @@ def parse_side(g: dict, side: str, errs: Collector) -> LinkSpec:
         spec.rate_bps = errs.guard(parse_rate, *g[f"{side}-rate"])
     spec.delay_ns = get(g, f"{side}-delay", parse_link_delay, errs, 0, cond=spec.cond)
     parse_conditions(g, f"{side}-", spec, errs)
+    parse_duplex(g, f"{side}-duplex", spec, errs)
     if f"{side}-queue" in g:
         qv, qpath = g[f"{side}-queue"]
         spec.queue_a, spec.ecn_a, spec.aqm_a = parse_queue_spec(qv, qpath, errs)
@@ -179,5 +221,11 @@ def parse_side(g: dict, side: str, errs: Collector) -> LinkSpec:
     return spec
 
 
-__all__ = ["CENTRAL_KEYS", "SIDE_CONDITION_KEYS", "parse_central", "parse_conditions",
-           "parse_link_delay", "parse_queue_spec", "parse_side"]
+__all__ = ["CENTRAL_KEYS", "SIDE_CONDITION_KEYS", "channel_keys", "parse_central",
+           "parse_conditions", "parse_duplex", "parse_link_delay", "parse_queue_spec",
+           "parse_side"]
+
+
+def channel_keys(spec: LinkSpec, a: str, b: str) -> dict:
+    """The resolved keys that put both directions of the link a-b on one channel."""
+    return {"channel": "-".join(sorted((a, b)))} if spec.half_duplex else {}

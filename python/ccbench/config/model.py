@@ -56,6 +56,10 @@ class LinkSpec:
     rate_b_bps: Any = SAME_RATE
     #: Framing bytes added to every packet on the wire (netmodel ``overhead_bytes``).
     overhead_bytes: int = 0
+    #: ``duplex: half``: both directions share one half-duplex channel (netmodel ``channel``,
+    #: ns-3 CSMA semantics); ``duplex_path`` is the key's YAML path, for error messages.
+    half_duplex: bool = False
+    duplex_path: tuple = ()
 
 
 @dataclass

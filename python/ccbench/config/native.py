@@ -35,7 +35,7 @@ GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("left-rate"), Key("left-delay"), Key("left-queue", ("left-queues",)),
               Key("right-rate"), Key("right-delay"), Key("right-queue", ("right-queues",)),
               Key("ecn"), Key("tcp"), Key("left-ecn"), Key("right-ecn"), Key("left-aqm"),
-              Key("right-aqm")] + [
+              Key("right-aqm"), Key("left-duplex"), Key("right-duplex")] + [
               Key(f"{side}-{k}") for side in ("left", "right") for k in SIDE_CONDITION_KEYS] + [
               # workloads.py and topology.py
               Key("app-rate", ("rate",)), Key("onoff", ("on-off",)), Key("arrivals"),

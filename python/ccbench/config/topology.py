@@ -29,17 +29,18 @@ from typing import Any
 from .conditions import Conditions
 from .errors import ConfigError, ConfigErrors, Collector, format_path, show
 from .keys import Key, take
-from .links import parse_conditions, parse_link_delay, parse_queue_spec
+from .links import channel_keys, parse_conditions, parse_duplex, parse_link_delay, parse_queue_spec
 from .model import GroupSpec, LinkSpec, RunSpec
 from .resolved import DirectedLink, experiment, flow_entry, flow_groups, sort_groups
 from .units import parse_rate
 
 TOPO_HINT = "e.g. topology: {links: [{from: h1, to: r1, rate: 100Mbit, delay: 5ms}, ...]}"
 LINK_KEYS = ("name", "from", "to", "rate", "delay", "queue", "queues", "jitter", "loss",
-             "trace", "promotion")
+             "trace", "promotion", "duplex")
 DUMBBELL_GROUP_KEYS = ("direction",) + tuple(
     f"{side}-{k}" for side in ("left", "right")
-    for k in ("rate", "delay", "queue", "ecn", "aqm", "jitter", "loss", "trace", "promotion"))
+    for k in ("rate", "delay", "queue", "ecn", "aqm", "jitter", "loss", "trace", "promotion",
+              "duplex"))
 
 
 @dataclass
@@ -170,6 +171,7 @@ def parse_topology(value: Any, path: tuple, errs: Collector) -> Topology | None:
         if "delay" in c:
             spec.delay_ns = errs.guard(parse_link_delay, *c["delay"], cond=spec.cond, default=0)
         parse_conditions(c, "", spec, errs)
+        parse_duplex(c, "duplex", spec, errs)
         if "queue" in c:
             ql, ecn, aqm = parse_queue_spec(*c["queue"], errs)
             spec.queue_a = spec.queue_b = ql
@@ -241,6 +243,7 @@ def build_graph(run: RunSpec, groups: list[GroupSpec]) -> dict:
                                                (tl.b, tl.a, s.queue_b, s.ecn_b, s.aqm_b, "right")):
             extra = s.cond.link_keys(end, "-".join(sorted((tl.a, tl.b))), run.seed,
                                      run.duration_ns) if s.cond is not None else {}
+            extra = {**extra, **channel_keys(s, tl.a, tl.b)}
             links.append(DirectedLink(len(links), f"{src}->{dst}", src, dst, "link", s.rate_bps,
                                       s.delay_ns, queue, tl.path + ("queue",), ecn, extra,
                                       aqm=aqm))
