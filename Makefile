@@ -7,7 +7,7 @@ STAMPS  := $(CURDIR)/.stamps
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: demo test build setup rust-test py-test browser tshark bench campaigns studies studies-reduced clean-results
+.PHONY: demo test build setup rust-test py-test browser tshark bpf bench campaigns studies studies-reduced clean-results
 
 demo: build
 	$(PY) -m ccbench run examples/quickstart.yaml -o results/quickstart
@@ -30,7 +30,7 @@ build: setup
 rust-test:
 	cargo test --release --workspace --exclude ccbench-py
 
-py-test: browser tshark
+py-test: browser tshark bpf
 	$(PY) -m pytest -q
 
 # Headless Chromium for the report tests (tests/test_report_browser.py); they skip without it.
@@ -46,6 +46,14 @@ tshark:
 	  (command -v apt-get >/dev/null 2>&1 && (DEBIAN_FRONTEND=noninteractive apt-get install -y tshark >/dev/null 2>&1 || \
 	   sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y tshark >/dev/null 2>&1)) || \
 	  echo "note: no tshark and no way to install it; the capture cross-checks will be skipped"
+
+# clang, libbpf headers and bpftool build and register BPF schemes (docs/bpf-schemes.md,
+# tests/test_emu_bpf.py); without them those tests skip.
+bpf:
+	@(command -v clang >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1 && test -f /usr/include/bpf/bpf_helpers.h) || \
+	  (command -v apt-get >/dev/null 2>&1 && (DEBIAN_FRONTEND=noninteractive apt-get install -y clang llvm libbpf-dev bpftool >/dev/null 2>&1 || \
+	   sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y clang llvm libbpf-dev bpftool >/dev/null 2>&1)) || \
+	  echo "note: no clang/libbpf/bpftool and no way to install them; the BPF scheme tests will be skipped"
 
 bench: build
 	$(PY) benches/run.py

@@ -325,6 +325,11 @@ def cmd_schemes(a) -> int:
         if i or not a.name:
             print()
         print("\n".join(_scheme_text(s, width, full=bool(a.name) or a.full)))
+    if not a.name:
+        from .config.bpfschemes import shipped
+        print(f"\nOn the kernel backend also: BPF schemes `scheme: {{bpf: NAME}}` (shipped: "
+              f"{', '.join(shipped())}; docs/bpf-schemes.md) and Python controllers "
+              "(docs/python-schemes.md).")
     return 0
 
 

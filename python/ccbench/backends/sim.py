@@ -28,6 +28,13 @@ def check_supported(experiment: dict) -> None:
         raise NotOnSimulator(
             f"{f['label']} is a command scheme ({f['command']['kind']} {f['scheme']!r}): "
             f"command schemes run only on --backend emu")
+    bpf = [f for f in experiment.get("flows", []) if f.get("bpf")]
+    if bpf:
+        f = bpf[0]
+        raise NotOnSimulator(
+            f"{f['label']} is a BPF scheme ({f['bpf']['path']}): BPF congestion control runs in "
+            f"the kernel, on --backend emu only (the simulator's own algorithms are its built-in "
+            f"schemes, e.g. scheme: {f['bpf'].get('cc', '').removeprefix('bpf_') or 'vegas'})")
 
 
 def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = False,

@@ -376,6 +376,13 @@ def expand(campaign: Campaign, *, backend: str = "sim", packets: bool = False,
                                         "command schemes run only with --backend emu"),
                             where_txt)
                     break
+                bpf = [f for f in exp.get("flows", []) if f.get("bpf")]
+                if bpf:
+                    problem(ConfigError(("flows", bpf[0]["group"], "scheme"),
+                                        f"{bpf[0]['scheme']!r} is a BPF scheme",
+                                        "BPF schemes run only with --backend emu"),
+                            where_txt)
+                    break
             point_runs.append((r, seed, exp))
         if len(point_runs) != c.repeats:
             n_bad += 1

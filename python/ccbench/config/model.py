@@ -81,6 +81,7 @@ class GroupSpec:
     command: dict[str, Any] | None = None  # command scheme (config/commands.py), emu only
     python: str | None = None        # Python scheme target (config/pyschemes.py)
     kernel_cc: str | None = None     # the kernel CC under a Python controller (--backend emu)
+    bpf: dict[str, Any] | None = None  # BPF scheme {path, cc} (config/bpfschemes.py), emu only
     #: Resolved workload keys copied into each flow: app_rate_bps, onoff, arrivals (workloads.py).
     workload: dict[str, Any] = field(default_factory=dict)
     #: General topology only: src/dst hosts and optional route (topology.Endpoints).

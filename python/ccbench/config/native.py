@@ -10,6 +10,7 @@ from .keys import MS, SEC, Key, canon, get, take
 from .links import LINK_RESERVED, SIDE_CONDITION_KEYS, parse_central, parse_side
 from .model import DEFAULT_TCP, GroupSpec, RunSpec
 from .profiles import PROFILES, profile_values
+from .bpfschemes import is_bpf_scheme, parse_bpf_scheme
 from .pyschemes import is_python_scheme, parse_python_scheme
 from .host import default_noise, noise_model
 from .schemes import Registry
@@ -206,6 +207,9 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
     if "scheme" in g and is_command_scheme(g["scheme"][0]):
         spec.scheme, spec.command = parse_command_scheme(*g["scheme"], errs)
         spec.scheme = spec.scheme or ""
+    elif "scheme" in g and is_bpf_scheme(g["scheme"][0]):
+        name, spec.bpf = parse_bpf_scheme(*g["scheme"], errs)
+        spec.scheme = name or ""
     elif "scheme" in g and is_python_scheme(g["scheme"][0]):
         name, spec.params, spec.python, spec.kernel_cc = parse_python_scheme(*g["scheme"], errs, g.get("params"))
         spec.scheme = name or ""

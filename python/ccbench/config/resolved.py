@@ -67,6 +67,7 @@ def flow_entry(i: int, gi: int, g: GroupSpec, where: str, direction: str, src: s
         **({"command": dict(g.command)} if g.command else {}),
         **({"python": g.python} if g.python else {}),
         **({"kernel_cc": g.kernel_cc} if g.kernel_cc else {}),
+        **({"bpf": dict(g.bpf)} if g.bpf else {}),
         **g.workload,
     }
 

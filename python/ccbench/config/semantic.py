@@ -274,7 +274,7 @@ def has_randomness(exp: dict) -> bool:
         if (ln.get("queue") or {}).get("kind") in RANDOM_QUEUES:
             return True
     for f in exp.get("flows", []):
-        if f.get("arrivals") or f.get("scheme") in RANDOM_SCHEMES or f.get("command"):
+        if f.get("arrivals") or f.get("scheme") in RANDOM_SCHEMES or f.get("command") or f.get("bpf"):
             return True
     return False
 

@@ -17,7 +17,7 @@
 //!                      [--stop S2] [--bytes N] [--interval I] [--flow F] [--out DIR] [--run ID]
 //!                      [--app-rate BPS --mss M] [--on NS --off NS] [--notsent-lowat B]
 //!                      [--control-interval NS | --control-rtt K1000]
-//! ccbench-agent server ... [--control 1]
+//! ccbench-agent server ... [--control 1] [--cc NAME]
 //! ccbench-agent udp-server --port P [--t0 T0] [--end E]
 //! ccbench-agent udp-client --dst ADDR --port P --rate BPS [--size IP_BYTES] [--t0 T0]
 //!                      [--start S] [--stop S2] [--end E] [--spin NS]

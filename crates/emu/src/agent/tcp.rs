@@ -19,6 +19,7 @@ pub fn server(a: &Args) {
     let t0 = a.u64("t0", Some(mono_ns()));
     let end = t0 + a.u64("end", Some(FOREVER));
     let lfd = listen_on(port, 16);
+    listener_cc(a, lfd);
     // `--control 1`: window clamps commanded on stdin (a periodic controller's cwnd, control.rs)
     let clamp = (a.u64("control", Some(0)) == 1).then(control::receiver_commands);
     let (mut applied, mut checked) = (0u64, 0u64);
@@ -55,7 +56,32 @@ pub fn server(a: &Args) {
             received += r as u64;
         }
     }
+    if fd >= 0 && mono_ns() >= end {
+        abort_on_close(fd);
+    }
     println!("{}", serde_json::json!({"bytes_received": received}));
+}
+
+/// A connection still open when the run ends is reset, not closed with a FIN: the engine has
+/// stopped, so a FIN would never be acknowledged and the orphaned socket would retransmit it
+/// for minutes, keeping its congestion control referenced (a BPF scheme's struct_ops map
+/// then outlives the run, bpf.py).
+fn abort_on_close(fd: i32) {
+    let l = libc::linger { l_onoff: 1, l_linger: 0 };
+    // SAFETY: setsockopt with a valid linger struct.
+    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &l as *const libc::linger as *const _, std::mem::size_of::<libc::linger>() as u32) };
+}
+
+/// `server --cc NAME`: the accepted connections' congestion control (they inherit the
+/// listener's). Only the receiving half of a CC acts there (DCTCP's ECE rules).
+fn listener_cc(a: &Args, lfd: i32) {
+    if let Some(cc) = a.0.get("cc") {
+        // SAFETY: setsockopt with the name's bytes and length.
+        let r = unsafe { libc::setsockopt(lfd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_ptr() as *const _, cc.len() as u32) };
+        if r != 0 {
+            die(3, &format!("TCP_CONGESTION {cc} on the listener: {}", std::io::Error::last_os_error()));
+        }
+    }
 }
 
 pub fn client(a: &Args) {
@@ -201,6 +227,9 @@ pub fn client(a: &Args) {
     if let Some(r) = reporter {
         r.join().ok();
     }
+    if mono_ns() >= end {
+        abort_on_close(fd);
+    }
     unsafe { libc::close(fd) };
     if let Some(p) = out_path {
         write_out(&p, &samples.table());
@@ -220,6 +249,7 @@ pub fn multi_server(a: &Args) {
     let t0 = a.u64("t0", Some(mono_ns()));
     let end = t0 + a.u64("end", Some(FOREVER));
     let lfd = listen_on(port, 1024);
+    listener_cc(a, lfd);
     println!("listening");
     std::io::stdout().flush().ok();
     let (mut received, mut accepted) = (0u64, 0u64);

@@ -16,12 +16,16 @@ def receiver_argv(agent: Path, exp: dict, f: dict, t0: int, run_id: str) -> list
              "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
              "--end", str(exp["duration_ns"]), "--run", run_id, "--nice", str(AGENT_NICE)]
             + (["--multi", "1"] if f.get("arrivals") else [])
-            + (["--control", "1"] if f.get("python") else []))  # a controller's window clamps
+            + (["--control", "1"] if f.get("python") else [])  # a controller's window clamps
+            # a BPF scheme is the receiving socket's CC too (DCTCP's ECE rules run there)
+            + (["--cc", f["bpf"]["cc"]] if f.get("bpf") else []))
 
 
 def kernel_cc(f: dict) -> str:
-    """The kernel congestion control of a flow: its scheme, or under a Python controller the
-    scheme's ``kernel:`` (default cubic)."""
+    """The kernel congestion control of a flow: its scheme; under a Python controller the
+    scheme's ``kernel:`` (default cubic); a BPF scheme's registered name."""
+    if f.get("bpf"):
+        return f["bpf"]["cc"]
     return (f.get("kernel_cc") or "cubic") if f.get("python") else f["scheme"]
 
 
@@ -49,7 +53,7 @@ def sender_argv(agent: Path, exp: dict, f: dict, dst_addr: str, t0: int, run_id:
     if f.get("arrivals"):
         # Poisson short flows: one connection per arrival, the simulator's generator
         # (same seed stream, so the same arrival times and sizes); conns CSV per group
-        return [str(agent), "arrivals-client", *common, "--cc", f["scheme"],
+        return [str(agent), "arrivals-client", *common, "--cc", kernel_cc(f),
                 "--arrivals", json.dumps(f["arrivals"]), "--seed", str(int(exp.get("seed", 0))),
                 "--flow", str(f["id"]), "--out", str(conns_dir(work, f["id"])), *tail]
     args = [str(agent), "client", *common, "--cc", kernel_cc(f),

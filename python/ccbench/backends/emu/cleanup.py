@@ -1,5 +1,5 @@
 """Finding and removing what emulation runs create: namespaces `ccb-<run>-<host>`, engine
-and agent processes, work directories. `clean()` is `ccbench clean`; a run's own teardown
+and agent processes, work directories, registered BPF congestion controls (bpf.py). `clean()` is `ccbench clean`; a run's own teardown
 uses the same pieces (run.py)."""
 from __future__ import annotations
 
@@ -99,6 +99,9 @@ def runs() -> dict[str, dict]:
                 entry(d.name)["workdir"] = str(d)
     for rid, e in found.items():
         work = WORK_ROOT / rid
+        # BPF congestion controls the run registered (bpf.py): kernel-wide, not in a namespace
+        from .bpf import read_record
+        e["bpf"] = [x["cc"] for x in read_record(work) if x.get("cc")]
         e["locked"] = (work / LOCK_NAME).exists()
         # no lock file but a work directory: started by a ccbench without run locks, so
         # whether it runs cannot be told; treated as live (clean needs --run ID --force)
@@ -119,6 +122,14 @@ def _clean_one(run_id: str, removed: dict) -> None:
         delete_namespace(ns)
         removed["namespaces"].append(ns)
     d = WORK_ROOT / run_id
+    from .bpf import read_record, unregister
+    entries = read_record(d)
+    if entries:
+        problems = unregister(entries)
+        if problems:  # keep the record: a later `clean` tries again
+            removed.setdefault("problems", []).extend(problems)
+            return
+        removed.setdefault("bpf", []).extend(x["cc"] for x in entries if x.get("cc"))
     if d.is_dir():
         shutil.rmtree(d, ignore_errors=True)
         removed["workdirs"].append(str(d))
@@ -131,7 +142,7 @@ def clean(run_id: str | None = None, verbose: bool = False, force: bool = False)
     from ...runlock import owner
     if force and run_id is None:
         raise ValueError("--force needs --run ID: a live run is removed only by its id")
-    removed = {"processes": [], "namespaces": [], "workdirs": [], "skipped": []}
+    removed = {"processes": [], "namespaces": [], "workdirs": [], "bpf": [], "skipped": []}
     for rid, e in runs().items():
         if run_id is not None and rid != run_id:
             continue
@@ -141,7 +152,10 @@ def clean(run_id: str | None = None, verbose: bool = False, force: bool = False)
         _clean_one(rid, removed)
     if verbose:
         for k, v in removed.items():
-            if k != "skipped":
+            if k == "problems":
+                for p in v:
+                    print(f"could not remove: {p}")
+            elif k != "skipped":
                 print(f"removed {len(v)} {k}" + (f": {' '.join(map(str, v))}" if v else ""))
         for rid in removed["skipped"]:
             pid = owner(WORK_ROOT / rid)

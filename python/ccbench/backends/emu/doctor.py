@@ -132,6 +132,8 @@ def leftover_checks() -> list[Check]:
             parts.append(f"{len(e['namespaces'])} namespaces")
         if e["processes"]:
             parts.append(f"{len(e['processes'])} processes")
+        if e.get("bpf"):
+            parts.append("registered BPF congestion control " + " ".join(e["bpf"]))
         if e["workdir"]:
             parts.append("work dir")
         return ", ".join(parts) or "nothing"
@@ -151,7 +153,7 @@ def experiment_schemes(experiment: dict) -> list[str]:
     """Kernel congestion controls the experiment needs (not command schemes, not UDP sources)."""
     from .agents import kernel_cc
     return sorted({kernel_cc(f) for f in experiment.get("flows", [])
-                   if not f.get("command") and f["scheme"] != "udp"})
+                   if not f.get("command") and not f.get("bpf") and f["scheme"] != "udp"})
 
 
 def preflight(experiment: dict) -> list[Check]:
@@ -168,6 +170,11 @@ def preflight(experiment: dict) -> list[Check]:
             continue
         # UDP CBR, app-rate, on/off and arrivals run on the agent (docs/emulation.md, "Workloads")
         if f["scheme"] == "udp":
+            continue
+        if f.get("bpf"):
+            from .bpf import missing
+            if (why := missing()) is not None:
+                problems.append(f"flow {f['id']} ({f.get('label', '')}) is a BPF scheme: {why}")
             continue
         if f.get("python"):
             from .control import is_controller

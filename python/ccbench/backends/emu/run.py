@@ -97,6 +97,7 @@ class Emulation(CommandFlows):
         self.cmd_procs: list[dict] = []
         self.cmd_notes: list[str] = []
         self.controllers = Controllers(experiment)
+        self.bpf_entries: list[dict] = []  # BPF congestion controls registered (bpf.py)
 
     # -- set-up --------------------------------------------------------------------------------
     def setup_hosts(self) -> None:
@@ -200,6 +201,20 @@ class Emulation(CommandFlows):
                 out[h] = {**out.get(h, {}), "error": str(e)}
         return out
 
+    def register_bpf(self) -> None:
+        """Build and register the BPF schemes' congestion controls (one per program)."""
+        from . import bpf
+        by_path: dict[str, str] = {}
+        for f in self.exp["flows"]:
+            spec = f.get("bpf")
+            if not spec:
+                continue
+            if spec["path"] not in by_path:
+                obj = bpf.build(Path(spec["path"]), self.work / "bpf")
+                entry = bpf.register(obj, spec.get("cc"), self.work, self.bpf_entries)
+                by_path[spec["path"]] = entry["cc"]
+            spec["cc"] = by_path[spec["path"]]
+
     # -- teardown ------------------------------------------------------------------------------
     def teardown(self) -> None:
         for c in self.cmd_procs:
@@ -235,6 +250,16 @@ class Emulation(CommandFlows):
         while (left := our_processes(self.run_id)) and time.monotonic() < deadline:
             kill_pids(left)
             time.sleep(0.02)
+        if self.bpf_entries:
+            from .bpf import unregister
+            problems = unregister(self.bpf_entries)
+            if problems:  # keep the work directory's bpf.json: `ccbench clean` retries
+                import sys
+                print("warning: " + "; ".join(problems) + " (`sudo ccbench clean` retries)",
+                      file=sys.stderr)
+                if getattr(self, "_lock", None) is not None:
+                    self._lock.release()
+                return
         shutil.rmtree(self.work, ignore_errors=True)
         if getattr(self, "_lock", None) is not None:
             self._lock.release()
@@ -246,6 +271,7 @@ class Emulation(CommandFlows):
         # the lock exists before any namespace or process: `ccbench clean` then never
         # mistakes this run for a killed one
         self._lock = RunLock(self.work)
+        self.register_bpf()
         self.setup_hosts()
         self.start_engine()
         self.start_command_servers()
@@ -361,6 +387,8 @@ class Emulation(CommandFlows):
                                "kernel": 10**9,
                                "applied": int(self.exp.get("tcp", {}).get("initial_rto_ns", 10**9)) == 10**9},
             "agents": agents,
+            **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj")} for e in self.bpf_entries]}
+               if self.bpf_entries else {}),
             **({"controllers": self.controllers.summary()} if self.controllers.flows else {}),
             **({"commands": self.command_summary(), "command_notes": self.cmd_notes}
                if self.cmd_flows else {}),

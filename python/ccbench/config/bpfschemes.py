@@ -1,0 +1,98 @@
+"""BPF schemes: a kernel congestion control written in BPF, registered for the run through
+struct_ops (docs/bpf-schemes.md)::
+
+    scheme: {bpf: vegas}                    # shipped: python/ccbench/schemes/bpf/vegas.c
+    scheme: {bpf: my_cc.c}                  # a file next to the experiment (or a .o)
+    scheme: {bpf: build/my_cc.o, name: mycc}
+
+Only the emulation backend runs them (the simulator rejects them: its own algorithms are the
+built-in schemes). The resolved flow carries ``"bpf": {"path": ..., "cc": ...}`` with ``cc`` the
+congestion-control name the program registers (its ``.name``), and ``"scheme"`` = ``name:`` or
+that name.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from .conditions import BASE_DIR
+from .errors import Collector, show
+
+#: The BPF congestion controls shipped with ccbench.
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "schemes" / "bpf"
+EXAMPLE = "e.g. scheme: {bpf: vegas} (shipped: vegas, dctcp) or scheme: {bpf: my_cc.c}"
+_NAME = re.compile(r'\.name\s*=\s*"([A-Za-z0-9_\-]{1,15})"')
+
+
+def shipped() -> list[str]:
+    return sorted(p.stem for p in SHIPPED_DIR.glob("*.c"))
+
+
+def is_bpf_scheme(value: Any) -> bool:
+    return isinstance(value, dict) and "bpf" in value
+
+
+def _find(value: str) -> str | None:
+    if "/" not in value and not value.endswith((".c", ".o")) and (SHIPPED_DIR / f"{value}.c").is_file():
+        return str(SHIPPED_DIR / f"{value}.c")
+    p = os.path.expanduser(value)
+    base = BASE_DIR.get()
+    for c in (p, os.path.join(base, p) if base and not os.path.isabs(p) else None):
+        if c and os.path.exists(c):
+            return os.path.abspath(c)
+    return None
+
+
+def cc_name_of_source(path: str) -> str | None:
+    """The ``.name = "..."`` a C source gives its tcp_congestion_ops (None: not found)."""
+    try:
+        names = _NAME.findall(Path(path).read_text(errors="replace"))
+    except OSError:
+        return None
+    return names[0] if len(names) == 1 else None
+
+
+def parse_bpf_scheme(value: dict, spath: tuple, errs: Collector) -> tuple[str | None, dict | None]:
+    """-> (scheme name, {"path", "cc"})."""
+    path: str | None = None
+    name: str | None = None
+    for k, v in value.items():
+        key = str(k)
+        if key == "bpf":
+            if not isinstance(v, str) or not v.strip():
+                errs.error(spath + (k,), f"{show(v)} is not a BPF program", EXAMPLE, v)
+                continue
+            found = _find(v.strip())
+            if found is None:
+                errs.error(spath + (k,), f"no BPF program {show(v)}: not a shipped one "
+                           f"({', '.join(shipped())}) and no such file", EXAMPLE, v)
+            elif not os.path.isfile(found):
+                errs.error(spath + (k,), f"{show(v)} is not a file", EXAMPLE, v)
+            elif not found.endswith((".c", ".o")):
+                errs.error(spath + (k,), f"{show(v)} is neither C source (.c) nor a BPF object (.o)",
+                           EXAMPLE, v)
+            else:
+                path = found
+        elif key == "name":
+            if isinstance(v, str) and v.strip():
+                name = v.strip()
+            else:
+                errs.error(spath + (k,), f"{show(v)} is not a scheme name", "write a short text", v)
+        else:
+            errs.error(spath + (k,), f"unknown key {show(k)} in a BPF scheme",
+                       "a BPF scheme has `bpf:` and optionally `name:`", v)
+    if path is None:
+        return name, None
+    cc = cc_name_of_source(path) if path.endswith(".c") else None
+    if path.endswith(".c") and cc is None:
+        errs.error(spath + ("bpf",), f"{os.path.basename(path)} does not define exactly one "
+                   "struct tcp_congestion_ops with .name = \"...\" (at most 15 characters)",
+                   "see python/ccbench/schemes/bpf/vegas.c for the form", value.get("bpf"))
+        return name, None
+    # a .o's name is read from the kernel once it is registered
+    return name or cc or Path(path).stem, {"path": path, "cc": cc}
+
+
+__all__ = ["is_bpf_scheme", "parse_bpf_scheme", "shipped", "SHIPPED_DIR", "cc_name_of_source"]
