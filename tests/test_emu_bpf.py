@@ -180,3 +180,13 @@ def test_a_dead_runs_registration_is_found_in_its_record(tmp_path):
     assert bpf.read_record(tmp_path) == entries
     (tmp_path / bpf.RECORD).write_text("{not json")
     assert bpf.read_record(tmp_path) == []
+
+
+def test_the_api_runs_an_unresolved_document(tmp_path):
+    """ccbench.run takes the dict a YAML file would give (docs/python-schemes.md's example)."""
+    doc = {"duration": 1, "central": {"rate": "20Mbit", "delay": "5ms"},
+           "flows": [{"scheme": "reno", "flows": 2}]}
+    r = ccbench.run(doc, tmp_path / "o")
+    assert r.flowstats.height == 2
+    with pytest.raises(ConfigErrors, match=r'flows\[0\]\.scheme.*"cubix"'):
+        ccbench.run({**doc, "flows": [{"scheme": "cubix"}]}, tmp_path / "p")

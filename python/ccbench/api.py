@@ -146,7 +146,8 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         memory_budget: int | str | None = None) -> Results:
     """Run an experiment and write its results directory.
 
-    `experiment` is a resolved experiment dict or a path to an experiment file. `seed` and
+    `experiment` is a resolved experiment dict, an experiment document (a dict as the YAML
+    file would give, resolved here) or a path to an experiment file. `seed` and
     `packets` override the file's values. `backend` is "sim" (the simulator) or "emu" (real
     kernel TCP in network namespaces, docs/emulation.md; needs root). `pcap`: also write
     pcapng captures to DIR/pcap/, keeping this many bytes per packet (0 = whole packets;
@@ -166,6 +167,9 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     if not isinstance(experiment, dict):
         source = source or str(experiment)
         experiment = load_experiment(experiment, seed=seed)
+    elif "schema" not in experiment:  # a document, not yet resolved
+        experiment = _config.resolve(experiment, seed=seed, source=source or "<dict>",
+                                     schemes=registry())
     exp = dict(experiment)
     expectations = exp.pop("expect", None)  # not a simulator input; kept in the metadata
     if seed is not None:
