@@ -83,3 +83,25 @@ def test_tail_loss_probe_shortens_short_flows_under_loss(tmp_path):
         fct[name], slow[name] = f.mean(), int((f > 250).sum())
     assert slow["linux-3.10"] < slow["linux-3.7"], slow
     assert fct["linux-3.10"] < fct["linux-3.7"], fct
+
+
+def test_fack_before_rack_needs_more_sacks_so_short_flows_wait_for_more_rtos(tmp_path):
+    """The 3.7 profile detects losses with the FACK scoreboard (a hole is lost once more than
+    3 packets beyond it are SACKed); RACK (4.4+) marks it one RTT + min_rtt/4 after a later
+    packet is SACKed. Short flows (20 segments) on a 1 %-loss path without TLP: a loss among
+    the last 4 segments leaves FACK too few SACKs and the flow waits for the RTO, so more flows
+    take an RTO-sized time (> 250 ms) with FACK than with RACK (same seed and arrivals)."""
+    fct, slow = {}, {}
+    for rack in (False, True):
+        exp = _exp({"profile": "linux-3.7", "rack": rack}, duration=60,
+                   central={"rate": "20Mbit", "delay": "10ms", "loss": 0.01},
+                   flows=[{"scheme": "cubic",
+                           "arrivals": {"rate": 5, "size": {"fixed": "20pkt"}}}])
+        assert exp["tcp"]["rack"] is rack
+        res = ccbench.run(exp, tmp_path / str(rack))
+        c = res.conns.drop_nulls("completed_ns")
+        f = (c["completed_ns"] - c["start_ns"]) / 1e6
+        fct[rack], slow[rack] = f.mean(), int((f > 250).sum())
+    print(fct, slow)
+    assert slow[False] > slow[True], slow
+    assert fct[False] > fct[True], fct

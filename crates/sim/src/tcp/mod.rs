@@ -54,6 +54,9 @@ pub struct TcpConfig {
     pub slow_start_after_idle: bool,
     /// Tail loss probes (`tcp_early_retrans` = 3). Linux default on.
     pub tlp: bool,
+    /// RACK loss detection (Linux ≥ 4.4, RFC 8985). `false`: the FACK/dupthresh scoreboard of
+    /// the kernels before it (`tcp_update_scoreboard`, `tcp_mark_lost_retrans`; sender/rack.rs).
+    pub rack: bool,
     /// Receiver SACK compression (≥ 4.18): after 3 immediate dupACKs for the same rcv_nxt,
     /// out-of-order ACKs are delayed by `comp_sack_delay_ns`, at most `TCP_COMP_SACK_NR` at a time.
     pub sack_compression: bool,
@@ -88,6 +91,7 @@ impl Default for TcpConfig {
             pacing_default: false,
             slow_start_after_idle: true,
             tlp: true,
+            rack: true,
             sack_compression: true,
             comp_sack_delay_ns: 1_000_000,
             ecn: false,

@@ -94,6 +94,8 @@ def host_sysctls(exp: dict) -> dict[str, str]:
         # every out-of-order segment at once (a TCP profile older than 3.10 / 4.18 sets both)
         "net.ipv4.tcp_early_retrans": "3" if tcp.get("tlp", True) else "0",
         "net.ipv4.tcp_comp_sack_nr": "44" if tcp.get("sack_compression", True) else "0",
+        # RACK off: this kernel (≥ 4.15) has no FACK any more, so it falls back to dupthresh
+        "net.ipv4.tcp_recovery": "1" if tcp.get("rack", True) else "0",
     }
 
 

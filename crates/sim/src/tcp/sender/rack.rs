@@ -134,6 +134,44 @@ impl TcpSender {
         }
     }
 
+    /// The loss detection of kernels before RACK (2.6.x–4.3 with `tcp_fack` = 1, the default):
+    /// * `tcp_update_scoreboard` / `tcp_mark_head_lost`: with `fackets_out` the packets from
+    ///   `snd_una` through the highest SACKed one, the un-SACKed packets among the first
+    ///   `fackets_out − reordering` are lost (at least the head once in Recovery). Outside
+    ///   Recovery this is also `tcp_time_to_recover`'s FACK test: nothing is marked, and no
+    ///   recovery starts, until more than `reordering` (3) packets beyond a hole are SACKed;
+    /// * `tcp_mark_lost_retrans`: a retransmission is lost once a packet sent after it is
+    ///   SACKed (the kernel compares the highest SACKed sequence with `snd_nxt` at the
+    ///   retransmission; with no reordering that is the same test as the send times used here).
+    /// Not modelled: `tcp_head_timedout` (the RTO covers it) and the small-window rule of
+    /// `tcp_time_to_recover` (packets_out ≤ reordering) that early retransmit (3.5) replaced.
+    fn fack_mark_lost(&mut self) {
+        if self.sk.sacked_out == 0 {
+            return;
+        }
+        let fackets = self.rtx.iter().rposition(|s| s.flags & SACKED != 0).map_or(0, |i| i + 1);
+        let reordering = self.reordering as usize;
+        let mut lost = fackets.saturating_sub(reordering);
+        if self.sk.ca_state == CaState::Recovery {
+            lost = lost.max(1);
+        }
+        for i in 0..lost.min(self.rtx.len()) {
+            let f = self.rtx[i].flags;
+            if f & (SACKED | LOST) == 0 {
+                self.mark_lost(i);
+            }
+        }
+        if self.sk.retrans_out > 0 {
+            let newest_sacked = self.rack.mstamp_ns;
+            for i in 0..self.rtx.len() {
+                let seg = self.rtx[i];
+                if seg.flags & RETRANS_OUT != 0 && seg.flags & SACKED == 0 && seg.sent_ns < newest_sacked {
+                    self.mark_lost(i);
+                }
+            }
+        }
+    }
+
     pub(super) fn identify_packet_loss(&mut self, flag: &mut u32) {
         if self.rtx.is_empty() {
             return;
@@ -143,7 +181,9 @@ impl TcpSender {
             return;
         }
         let prior_retrans = self.sk.retrans_out;
-        if self.rack_mark_lost() {
+        if !self.cfg.rack {
+            self.fack_mark_lost();
+        } else if self.rack_mark_lost() {
             *flag &= !FLAG_SET_XMIT_TIMER;
         }
         if prior_retrans > self.sk.retrans_out {

@@ -417,3 +417,68 @@ fn skb_marked_lost_hook_and_per_flight_loss_fields() {
     let r = *rsl.lock().unwrap().last().unwrap();
     assert_eq!((r.tx_in_flight, r.prior_lost, r.lost), (5, 0, 1));
 }
+
+fn cfg_fack() -> TcpConfig {
+    TcpConfig { init_cwnd: 10, tlp: false, rack: false, ..Default::default() }
+}
+
+#[test]
+fn fack_waits_for_more_than_reordering_sacked_packets_beyond_the_hole() {
+    // Two SACKed packets beyond the hole at 1: fackets_out = 3 = reordering ⇒ nothing lost,
+    // no recovery, and (unlike RACK) no reorder timer.
+    let mut s = established(&cfg_fack(), Box::new(Reno::new()), 10 * MS);
+    let t0 = 10 * MS;
+    send_all(&mut s, t0);
+    let t1 = t0 + 10 * MS;
+    s.on_ack(t1, &ack(b(1), &[(b(2), b(4))], t0));
+    assert_eq!((s.sock().lost_out, s.sock().ca_state), (0, CaState::Disorder));
+    assert_eq!(s.next_timer(), Some(t1 + s.rto_ns()), "only the RTO is armed");
+    // A third SACKed packet: fackets_out 4 > 3 ⇒ the head is lost, fast retransmit.
+    s.on_ack(t1 + MS, &ack(b(1), &[(b(2), b(5))], t0));
+    assert_eq!((s.sock().lost_out, s.sock().ca_state), (1, CaState::Recovery));
+    assert_eq!(s.rtx[0].flags & LOST, LOST);
+    let r = send_all(&mut s, t1 + MS);
+    assert!(r[0].retrans && r[0].seq == b(1));
+}
+
+#[test]
+fn fack_counts_distance_not_sacked_packets() {
+    // One SACKed packet three beyond the head (segment 4; holes 1–3): FACK marks the head at
+    // once (fackets_out 4 − reordering 3 = 1); RACK marks nothing until its reorder timer.
+    let t0 = 10 * MS;
+    let t1 = t0 + 10 * MS;
+    let mut f = established(&cfg_fack(), Box::new(Reno::new()), 10 * MS);
+    send_all(&mut f, t0);
+    f.on_ack(t1, &ack(b(1), &[(b(4), b(5))], t0));
+    assert_eq!(f.sock().lost_out, 1);
+    assert_eq!([f.rtx[0].flags & LOST, f.rtx[1].flags & LOST, f.rtx[2].flags & LOST], [LOST, 0, 0]);
+    let mut r = established(&cfg_iw(10), Box::new(Reno::new()), 10 * MS);
+    send_all(&mut r, t0);
+    r.on_ack(t1, &ack(b(1), &[(b(4), b(5))], t0));
+    assert_eq!(r.sock().lost_out, 0);
+}
+
+#[test]
+fn fack_marks_a_retransmission_lost_when_later_data_is_sacked() {
+    let mut s = established(&cfg_fack(), Box::new(Reno::new()), 10 * MS);
+    let t0 = 10 * MS;
+    send_all(&mut s, t0);
+    let t1 = t0 + 10 * MS;
+    s.on_ack(t1, &ack(b(1), &[(b(2), b(5))], t0));
+    let r = send_all(&mut s, t1);
+    assert!(r[0].retrans && r[0].seq == b(1));
+    assert_eq!(s.sock().retrans_out, 1);
+    // More SACKs of the first flight: PRR releases new data after the retransmission.
+    s.on_ack(t1 + MS, &ack(b(1), &[(b(2), b(10))], t0));
+    assert_eq!(s.sock().retrans_out, 1, "the originals' SACKs do not condemn the retransmission");
+    let r = send_all(&mut s, t1 + MS);
+    let new_after: Vec<_> = r.iter().filter(|d| !d.retrans).map(|d| d.seq).collect();
+    assert!(!new_after.is_empty(), "PRR lets new data follow the retransmission");
+    // SACK of new data sent after the retransmission: the retransmission is lost again.
+    let first_new = new_after[0];
+    s.on_ack(t1 + 10 * MS, &ack(b(1), &[(b(2), first_new + MSS)], t1));
+    assert_eq!(s.sock().retrans_out, 0);
+    assert_eq!(s.rtx[0].flags & LOST, LOST);
+    let again = send_all(&mut s, t1 + 10 * MS);
+    assert!(again[0].retrans && again[0].seq == b(1), "retransmitted a second time");
+}
