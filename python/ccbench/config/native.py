@@ -28,7 +28,7 @@ CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
 TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("moderate-rcvbuf"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
-            Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("sack-compression"), Key("profile"),
+            Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("sack-compression"), Key("profile"),
             Key("pacing")]
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("flows", ("count",)), Key("direction"), Key("start"),
@@ -134,6 +134,8 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         tcp["tlp"] = get(t, "tlp", parse_bool, errs, True)
     if "rack" in t:
         tcp["rack"] = get(t, "rack", parse_bool, errs, True)
+    if "prr" in t:
+        tcp["prr"] = get(t, "prr", parse_bool, errs, True)
     if "sack-compression" in t:
         tcp["sack_compression"] = get(t, "sack-compression", parse_bool, errs, True)
     if "pacing" in t:

@@ -76,6 +76,10 @@ impl CongestionControl for HighSpeed {
     fn name(&self) -> &'static str {
         "highspeed"
     }
+    /// 2.6.36's `.min_cwnd = tcp_reno_min_cwnd` (rate-halving floor).
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        super::reno_min_cwnd(sk)
+    }
 
     /// `hstcp_init`.
     fn init(&mut self, sk: &mut Sock) {

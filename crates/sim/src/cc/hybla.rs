@@ -109,6 +109,10 @@ impl CongestionControl for Hybla {
     fn name(&self) -> &'static str {
         "hybla"
     }
+    /// 2.6.36's `.min_cwnd = tcp_reno_min_cwnd` (rate-halving floor).
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        super::reno_min_cwnd(sk)
+    }
 
     /// `hybla_init`: ρ from the current SRTT, cwnd = ρ, cwnd clamp 65535.
     fn init(&mut self, sk: &mut Sock) {

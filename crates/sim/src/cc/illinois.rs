@@ -171,6 +171,10 @@ impl CongestionControl for Illinois {
     fn name(&self) -> &'static str {
         "illinois"
     }
+    /// 2.6.36's `.min_cwnd = tcp_reno_min_cwnd` (rate-halving floor).
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        super::reno_min_cwnd(sk)
+    }
 
     fn init(&mut self, sk: &mut Sock) {
         let (w, t) = (self.win_thresh, self.theta);

@@ -185,6 +185,10 @@ impl CongestionControl for Lp {
     fn name(&self) -> &'static str {
         "lp"
     }
+    /// 2.6.36's `.min_cwnd = tcp_reno_min_cwnd` (rate-halving floor).
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        super::reno_min_cwnd(sk)
+    }
 
     fn init(&mut self, _sk: &mut Sock) {
         *self = Lp::new();

@@ -338,6 +338,12 @@ pub trait CongestionControl: Send {
     fn undo_cwnd(&mut self, sk: &mut Sock) -> u32 {
         tcp_reno_undo_cwnd(sk)
     }
+    /// Floor of rate-halving recovery (`tcp: {prr: false}`, kernels before 3.2): the `min_cwnd`
+    /// hook of those kernels' `tcp_congestion_ops`, through `tcp_cwnd_min()`; without the hook,
+    /// ssthresh. Reno-like modules used `tcp_reno_min_cwnd` (ssthresh/2): see [`reno_min_cwnd`].
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        sk.ssthresh
+    }
     /// The CC's own trace variables, appended as (name, value).
     fn sample(&self, _out: &mut Vec<(&'static str, f64)>) {}
     /// Linux `TCP_CONG_NEEDS_ECN`: the connection requests ECN even when the flow's group does
@@ -383,6 +389,13 @@ pub fn tcp_cong_avoid_ai(sk: &mut Sock, w: u32, acked: u32) {
 /// `tcp_reno_undo_cwnd`: max(cwnd, prior_cwnd).
 pub fn tcp_reno_undo_cwnd(sk: &Sock) -> u32 {
     sk.cwnd.max(sk.prior_cwnd)
+}
+
+/// `tcp_reno_min_cwnd` (tcp_cong.c before 3.2's PRR made the hook unused): ssthresh/2. The
+/// 2.6.36-era modules with it: reno, scalable, illinois, hybla, highspeed, vegas, yeah, lp
+/// (westwood had its own; cubic, bic, htcp and veno had none, so ssthresh).
+pub fn reno_min_cwnd(sk: &Sock) -> u32 {
+    sk.ssthresh / 2
 }
 
 /// `tcp_reno_ssthresh`: max(cwnd/2, 2).

@@ -25,6 +25,10 @@ impl CongestionControl for NewReno {
     fn name(&self) -> &'static str {
         "newreno"
     }
+    /// 2.6.36's `.min_cwnd = tcp_reno_min_cwnd` (rate-halving floor).
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        super::reno_min_cwnd(sk)
+    }
     fn ssthresh(&mut self, sk: &mut Sock) -> u32 {
         self.0.ssthresh(sk)
     }

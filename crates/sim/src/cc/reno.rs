@@ -19,6 +19,10 @@ impl CongestionControl for Reno {
     fn name(&self) -> &'static str {
         "reno"
     }
+    /// 2.6.36's `.min_cwnd = tcp_reno_min_cwnd` (rate-halving floor).
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        super::reno_min_cwnd(sk)
+    }
     fn ssthresh(&mut self, sk: &mut Sock) -> u32 {
         tcp_reno_ssthresh(sk)
     }

@@ -58,6 +58,10 @@ impl CongestionControl for Scalable {
     fn name(&self) -> &'static str {
         "scalable"
     }
+    /// 2.6.36's `.min_cwnd = tcp_reno_min_cwnd` (rate-halving floor).
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        super::reno_min_cwnd(sk)
+    }
 
     /// `tcp_scalable_ssthresh`: max(cwnd − cwnd>>3, 2).
     fn ssthresh(&mut self, sk: &mut Sock) -> u32 {

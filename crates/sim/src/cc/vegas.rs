@@ -161,6 +161,10 @@ impl CongestionControl for Vegas {
     fn name(&self) -> &'static str {
         "vegas"
     }
+    /// 2.6.36's `.min_cwnd = tcp_reno_min_cwnd` (rate-halving floor).
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        super::reno_min_cwnd(sk)
+    }
 
     fn init(&mut self, sk: &mut Sock) {
         self.v.init(sk);

@@ -185,6 +185,10 @@ impl CongestionControl for Westwood {
     fn name(&self) -> &'static str {
         "westwood"
     }
+    /// 2.6.36's `.min_cwnd = tcp_westwood_bw_rttmin` (rate-halving floor): the pipe size.
+    fn min_cwnd(&self, sk: &Sock) -> u32 {
+        self.bw_rttmin(sk.mss)
+    }
 
     /// `tcp_westwood_init`.
     fn init(&mut self, sk: &mut Sock) {

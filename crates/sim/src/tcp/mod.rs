@@ -57,6 +57,10 @@ pub struct TcpConfig {
     /// RACK loss detection (Linux ≥ 4.4, RFC 8985). `false`: the FACK/dupthresh scoreboard of
     /// the kernels before it (`tcp_update_scoreboard`, `tcp_mark_lost_retrans`; sender/rack.rs).
     pub rack: bool,
+    /// Proportional Rate Reduction in Recovery/CWR (Linux ≥ 3.2, RFC 6937). `false`: the
+    /// rate-halving of earlier kernels (`tcp_cwnd_down`: cwnd −1 every second ACK down to the
+    /// CC's `min_cwnd`, never above in-flight + 1; ends at min(cwnd, ssthresh)).
+    pub prr: bool,
     /// Receiver SACK compression (≥ 4.18): after 3 immediate dupACKs for the same rcv_nxt,
     /// out-of-order ACKs are delayed by `comp_sack_delay_ns`, at most `TCP_COMP_SACK_NR` at a time.
     pub sack_compression: bool,
@@ -92,6 +96,7 @@ impl Default for TcpConfig {
             slow_start_after_idle: true,
             tlp: true,
             rack: true,
+            prr: true,
             sack_compression: true,
             comp_sack_delay_ns: 1_000_000,
             ecn: false,

@@ -386,6 +386,9 @@ class Emulation(CommandFlows):
             "initial_rto_ns": {"requested": int(self.exp.get("tcp", {}).get("initial_rto_ns", 10**9)),
                                "kernel": 10**9,
                                "applied": int(self.exp.get("tcp", {}).get("initial_rto_ns", 10**9)) == 10**9},
+            # rate-halving (tcp: {prr: false}) is gone from kernels since 3.2: no switch for it
+            "prr": {"requested": bool(self.exp.get("tcp", {}).get("prr", True)), "kernel": True,
+                    "applied": bool(self.exp.get("tcp", {}).get("prr", True))},
             "agents": agents,
             **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj")} for e in self.bpf_entries]}
                if self.bpf_entries else {}),

@@ -46,6 +46,11 @@ impl TcpSender {
         self.prior_ssthresh = 0;
         if self.sk.ca_state < CaState::Cwr {
             self.init_cwnd_reduction();
+            if !self.cfg.prr {
+                // 2.6.x tcp_enter_cwr: cwnd = min(cwnd, in_flight + 1) at once
+                self.sk.cwnd = self.sk.cwnd.min(self.sk.packets_in_flight() + 1);
+                self.snd_cwnd_stamp_ns = self.sk.now_ns;
+            }
             self.set_ca_state(CaState::Cwr);
         }
     }
@@ -71,7 +76,8 @@ impl TcpSender {
             return;
         }
         if self.sk.ssthresh < TCP_INFINITE_SSTHRESH {
-            self.sk.cwnd = self.sk.ssthresh;
+            // PRR ends at ssthresh; rate-halving (before 3.2, tcp_complete_cwr) at most there
+            self.sk.cwnd = if self.cfg.prr { self.sk.ssthresh } else { self.sk.cwnd.min(self.sk.ssthresh) };
             self.snd_cwnd_stamp_ns = self.sk.now_ns;
         }
         self.cc.cwnd_event(&mut self.sk, CaEvent::CompleteCwr);
@@ -171,8 +177,29 @@ impl TcpSender {
         self.enter_recovery();
     }
 
-    /// `tcp_cwnd_reduction`: PRR.
+    /// Rate-halving (`tcp_cwnd_down`, kernels before 3.2): on each ACK that makes progress,
+    /// cwnd falls by one every second ACK while above the CC's `min_cwnd`, and never exceeds
+    /// in-flight + 1 (so a burst cannot follow an ACK that frees many packets).
+    fn rate_halving(&mut self, newly_acked_sacked: u32, flag: u32) {
+        if newly_acked_sacked == 0 && flag & FLAG_SND_UNA_ADVANCED == 0 {
+            return;
+        }
+        let decr = self.sk.snd_cwnd_cnt + 1;
+        self.sk.snd_cwnd_cnt = decr & 1;
+        let decr = decr >> 1;
+        if decr > 0 && self.sk.cwnd > self.cc.min_cwnd(&self.sk) {
+            self.sk.cwnd -= decr;
+        }
+        self.sk.cwnd = self.sk.cwnd.min(self.sk.packets_in_flight() + 1);
+        self.snd_cwnd_stamp_ns = self.sk.now_ns;
+    }
+
+    /// `tcp_cwnd_reduction`: PRR (or rate-halving with `prr: false`).
     pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
+        if !self.cfg.prr {
+            self.rate_halving(newly_acked_sacked, flag);
+            return;
+        }
         if newly_acked_sacked == 0 || self.sk.prior_cwnd == 0 {
             return;
         }

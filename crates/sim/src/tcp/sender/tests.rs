@@ -482,3 +482,59 @@ fn fack_marks_a_retransmission_lost_when_later_data_is_sacked() {
     let again = send_all(&mut s, t1 + 10 * MS);
     assert!(again[0].retrans && again[0].seq == b(1), "retransmitted a second time");
 }
+
+#[test]
+fn rate_halving_steps_cwnd_down_every_second_ack_and_caps_it_at_in_flight_plus_one() {
+    let cfg = TcpConfig { init_cwnd: 10, tlp: false, prr: false, ..Default::default() };
+    let mut s = established(&cfg, Box::new(Reno::new()), 10 * MS);
+    let t0 = 10 * MS;
+    send_all(&mut s, t0);
+    let t1 = t0 + 10 * MS;
+    // Hole at 1, three SACKed: Recovery, ssthresh 5. In flight 9 − 3 − 1 = 5. First ACK of the
+    // episode: snd_cwnd_cnt 0 → 1, no step yet; cwnd = min(10, in_flight + 1) = 6.
+    s.on_ack(t1, &ack(b(1), &[(b(2), b(5))], t0));
+    assert_eq!((s.sock().ca_state, s.sock().ssthresh, s.sock().cwnd), (CaState::Recovery, 5, 6));
+    let r = send_all(&mut s, t1);
+    assert_eq!(r.len(), 1, "only the fast retransmission fits");
+    assert!(r[0].retrans && r[0].seq == b(1));
+    // Second ACK (one more SACKed): the step, cwnd 6 → 5 (> min_cwnd = ssthresh/2 = 2);
+    // in flight 9 − 4 − 1 + 1 = 5 caps it at 6 anyway.
+    s.on_ack(t1 + MS, &ack(b(1), &[(b(2), b(6))], t0));
+    assert_eq!(s.sock().cwnd, 5);
+    // Third: no step (odd ACK), in flight 4 ⇒ cwnd = min(5, 5) = 5; one new segment goes.
+    s.on_ack(t1 + 2 * MS, &ack(b(1), &[(b(2), b(7))], t0));
+    assert_eq!(s.sock().cwnd, 5);
+    assert_eq!(send_all(&mut s, t1 + 2 * MS).len(), 1);
+}
+
+#[test]
+fn after_a_burst_of_losses_rate_halving_sends_one_packet_where_prr_rebuilds_to_ssthresh() {
+    // 20 sent, 1–10 lost, 11–19 SACKed: nothing left in flight. Rate-halving caps cwnd at
+    // in_flight + 1 = 1 (the weakness RFC 6937 names); PRR's slow-start reduction bound sends
+    // as many as were delivered (1 ACKed + 9 SACKed), up to ssthresh (10): 10.
+    let t0 = 10 * MS;
+    let t1 = t0 + 10 * MS;
+    let mut out = Vec::new();
+    for prr in [false, true] {
+        let cfg = TcpConfig { init_cwnd: 20, tlp: false, prr, ..Default::default() };
+        let mut s = established(&cfg, Box::new(Reno::new()), 10 * MS);
+        assert_eq!(send_all(&mut s, t0).len(), 20);
+        s.on_ack(t1, &ack(b(1), &[(b(11), b(20))], t0));
+        assert_eq!((s.sock().lost_out, s.sock().packets_in_flight(), s.sock().ssthresh), (10, 0, 10));
+        let r = send_all(&mut s, t1);
+        assert!(r.iter().all(|d| d.retrans));
+        out.push((s.sock().cwnd, r.len()));
+    }
+    assert_eq!(out, vec![(1, 1), (10, 10)]);
+}
+
+#[test]
+fn rate_halving_stops_at_the_ccs_min_cwnd() {
+    // CUBIC had no min_cwnd hook in 2.6.36: the floor is ssthresh; Reno's is ssthresh/2.
+    let mut sk = Sock::new(1448, 10);
+    sk.ssthresh = 40;
+    assert_eq!(cc::make("cubic", &serde_json::json!({})).unwrap().min_cwnd(&sk), 40);
+    assert_eq!(cc::make("reno", &serde_json::json!({})).unwrap().min_cwnd(&sk), 20);
+    assert_eq!(cc::make("vegas", &serde_json::json!({})).unwrap().min_cwnd(&sk), 20);
+    assert_eq!(cc::make("htcp", &serde_json::json!({})).unwrap().min_cwnd(&sk), 40);
+}
