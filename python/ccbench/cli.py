@@ -319,17 +319,16 @@ def cmd_schemes(a) -> int:
         return 0
     width = max(shutil.get_terminal_size((100, 24)).columns, 60)
     if not a.name:
+        from .config.bpfschemes import shipped
         print(f"{len(schemes)} congestion-control schemes (`ccbench schemes NAME` shows one in "
               "full, --json all of it; docs/cc-catalogue.md plots each)")
+        print(f"On the kernel backend also: BPF schemes `scheme: {{bpf: NAME}}` (shipped: "
+              f"{', '.join(shipped())}; docs/bpf-schemes.md) and Python controllers "
+              "(docs/python-schemes.md).")
     for i, s in enumerate(schemes):
         if i or not a.name:
             print()
         print("\n".join(_scheme_text(s, width, full=bool(a.name) or a.full)))
-    if not a.name:
-        from .config.bpfschemes import shipped
-        print(f"\nOn the kernel backend also: BPF schemes `scheme: {{bpf: NAME}}` (shipped: "
-              f"{', '.join(shipped())}; docs/bpf-schemes.md) and Python controllers "
-              "(docs/python-schemes.md).")
     return 0
 
 

@@ -28,7 +28,7 @@ CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
 TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("moderate-rcvbuf"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
-            Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("sack-compression"), Key("profile"),
+            Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("early-retransmit"), Key("sack-compression"), Key("profile"),
             Key("pacing")]
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("flows", ("count",)), Key("direction"), Key("start"),
@@ -136,6 +136,8 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         tcp["rack"] = get(t, "rack", parse_bool, errs, True)
     if "prr" in t:
         tcp["prr"] = get(t, "prr", parse_bool, errs, True)
+    if "early-retransmit" in t:
+        tcp["early_retransmit"] = get(t, "early-retransmit", parse_bool, errs, True)
     if "sack-compression" in t:
         tcp["sack_compression"] = get(t, "sack-compression", parse_bool, errs, True)
     if "pacing" in t:

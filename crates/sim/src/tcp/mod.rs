@@ -57,6 +57,11 @@ pub struct TcpConfig {
     /// RACK loss detection (Linux ≥ 4.4, RFC 8985). `false`: the FACK/dupthresh scoreboard of
     /// the kernels before it (`tcp_update_scoreboard`, `tcp_mark_lost_retrans`; sender/rack.rs).
     pub rack: bool,
+    /// Early retransmit (RFC 5827, Linux 3.5–4.3 with `rack: false`; delayed by max(srtt/4,
+    /// 2 ms) as `tcp_early_retrans` 2 and 3 did): with fewer than 4 packets out, at least one
+    /// SACKed and no new data to send, the head is retransmitted without waiting for 3 SACKs.
+    /// RACK subsumes it; it matters only with `rack: false`.
+    pub early_retransmit: bool,
     /// Proportional Rate Reduction in Recovery/CWR (Linux ≥ 3.2, RFC 6937). `false`: the
     /// rate-halving of earlier kernels (`tcp_cwnd_down`: cwnd −1 every second ACK down to the
     /// CC's `min_cwnd`, never above in-flight + 1; ends at min(cwnd, ssthresh)).
@@ -96,6 +101,7 @@ impl Default for TcpConfig {
             slow_start_after_idle: true,
             tlp: true,
             rack: true,
+            early_retransmit: true,
             prr: true,
             sack_compression: true,
             comp_sack_delay_ns: 1_000_000,

@@ -143,11 +143,15 @@ impl TcpSender {
     /// * `tcp_mark_lost_retrans`: a retransmission is lost once a packet sent after it is
     ///   SACKed (the kernel compares the highest SACKed sequence with `snd_nxt` at the
     ///   retransmission; with no reordering that is the same test as the send times used here).
+    /// * early retransmit (3.5+, `tcp_time_to_recover` "Trick#6", RFC 5827 with mitigation
+    ///   A.3): nothing lost yet, fewer than 4 packets out, one or more SACKed, none
+    ///   retransmitted and no new data may go ⇒ arm the early-retransmit delay (returns true);
+    ///   when it fires the head is lost ([`Self::early_retransmit_timeout`]).
     /// Not modelled: `tcp_head_timedout` (the RTO covers it) and the small-window rule of
-    /// `tcp_time_to_recover` (packets_out ≤ reordering) that early retransmit (3.5) replaced.
-    fn fack_mark_lost(&mut self) {
+    /// `tcp_time_to_recover` (packets_out ≤ reordering) that early retransmit replaced.
+    fn fack_mark_lost(&mut self) -> bool {
         if self.sk.sacked_out == 0 {
-            return;
+            return false;
         }
         let fackets = self.rtx.iter().rposition(|s| s.flags & SACKED != 0).map_or(0, |i| i + 1);
         let reordering = self.reordering as usize;
@@ -170,6 +174,51 @@ impl TcpSender {
                 }
             }
         }
+        let sk = &self.sk;
+        if self.cfg.early_retransmit
+            && sk.lost_out == 0
+            && sk.ca_state < CaState::Recovery
+            && sk.retrans_out == 0
+            && sk.packets_out >= sk.sacked_out + 1
+            && sk.packets_out < 4
+            && !self.may_send_new_data()
+        {
+            if !matches!(self.timer, Some((_, TimerKind::ReoTimeout))) {
+                // tcp_pause_early_retransmit: max(srtt/4, 2 ms)
+                let delay = ((self.srtt8 >> 5) * 1000).max(2_000_000);
+                self.timer = Some((self.sk.now_ns + delay, TimerKind::ReoTimeout));
+            }
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_may_send_now`: new data is waiting and both windows let it go.
+    fn may_send_new_data(&self) -> bool {
+        self.has_new_data()
+            && self.sk.packets_in_flight() < self.sk.cwnd
+            && self.snd_wnd_ok(self.sk.snd_nxt + self.next_len() as u64)
+    }
+
+    /// `tcp_resume_early_retransmit`: the delay passed with the conditions still holding ⇒
+    /// the head is lost and recovery starts (`tcp_update_scoreboard(sk, 1)` marks at least it).
+    pub(super) fn early_retransmit_timeout(&mut self) {
+        let sk = &self.sk;
+        let still = sk.lost_out == 0 && sk.ca_state < CaState::Recovery && sk.retrans_out == 0
+            && sk.sacked_out > 0 && sk.packets_out < 4;
+        if still {
+            if let Some(i) = self.rtx.iter().position(|s| s.flags & (SACKED | LOST) == 0) {
+                let lost_before = self.sk.lost;
+                self.mark_lost(i);
+                self.enter_recovery();
+                if !self.cc.has_cong_control() {
+                    let nl = (self.sk.lost - lost_before) as u32;
+                    self.cwnd_reduction(1, nl, 0);
+                }
+            }
+        }
+        self.timer = Some((0, TimerKind::ReoTimeout));
+        self.rearm_rto();
     }
 
     pub(super) fn identify_packet_loss(&mut self, flag: &mut u32) {
@@ -182,7 +231,9 @@ impl TcpSender {
         }
         let prior_retrans = self.sk.retrans_out;
         if !self.cfg.rack {
-            self.fack_mark_lost();
+            if self.fack_mark_lost() {
+                *flag &= !FLAG_SET_XMIT_TIMER;
+            }
         } else if self.rack_mark_lost() {
             *flag &= !FLAG_SET_XMIT_TIMER;
         }

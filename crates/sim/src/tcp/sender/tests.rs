@@ -538,3 +538,30 @@ fn rate_halving_stops_at_the_ccs_min_cwnd() {
     assert_eq!(cc::make("vegas", &serde_json::json!({})).unwrap().min_cwnd(&sk), 20);
     assert_eq!(cc::make("htcp", &serde_json::json!({})).unwrap().min_cwnd(&sk), 40);
 }
+
+#[test]
+fn early_retransmit_recovers_a_three_packet_window_after_a_delay() {
+    // Three packets out, the first lost, two SACKed, and the receiver's window allows nothing
+    // new: FACK alone waits for the RTO; early retransmit (3.5+) marks the head lost after
+    // max(srtt/4, 2 ms) = 2.5 ms.
+    let t0 = 10 * MS;
+    let t1 = t0 + 10 * MS;
+    let mut dupack = ack(0, &[(b(1), b(3))], t0);
+    dupack.rwnd = (3 * MSS) as _;
+    let mut at = Vec::new();
+    for er in [true, false] {
+        let cfg = TcpConfig { init_cwnd: 3, tlp: false, rack: false, early_retransmit: er, ..Default::default() };
+        let mut s = established(&cfg, Box::new(Reno::new()), 10 * MS);
+        assert_eq!(send_all(&mut s, t0).len(), 3);
+        s.on_ack(t1, &dupack);
+        assert_eq!((s.sock().lost_out, s.sock().sacked_out), (0, 2));
+        let when = s.next_timer().unwrap();
+        s.on_timer(when);
+        let r = send_all(&mut s, when);
+        assert!(r[0].retrans && r[0].seq == b(0));
+        at.push((when - t1, s.sock().ca_state));
+    }
+    assert_eq!(at[0], (2_500_000, CaState::Recovery));
+    assert_eq!(at[1].1, CaState::Loss, "without early retransmit the RTO fires");
+    assert!(at[1].0 >= 200 * MS);
+}

@@ -47,6 +47,7 @@ impl TcpSender {
         match kind {
             TimerKind::Retrans => self.retransmit_timer(),
             TimerKind::LossProbe => self.send_loss_probe(),
+            TimerKind::ReoTimeout if !self.cfg.rack => self.early_retransmit_timeout(),
             TimerKind::ReoTimeout => self.rack_reo_timeout(),
         }
     }
