@@ -36,6 +36,12 @@ def policy(obs: np.ndarray, n_flows: int, history: int = 10) -> np.ndarray:
     return a
 
 
+def deployed(obs: np.ndarray) -> np.ndarray:
+    """The policy for one flow, as ccbench.gym.PolicyController calls it (docs/gym.md,
+    "Deploying a policy"): the same decisions in the simulator or on kernel TCP."""
+    return policy(obs, 1)
+
+
 def evaluate(env, episodes: int, seed: int = 0) -> list[dict]:
     out = []
     n = env.unwrapped.n_controlled

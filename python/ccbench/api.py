@@ -355,6 +355,12 @@ def schemes() -> list[dict]:
     return _core.schemes()
 
 
+def bpf_schemes() -> list[str]:
+    """The BPF congestion controls shipped for the kernel backend (docs/bpf-schemes.md)."""
+    from .config.bpfschemes import shipped
+    return shipped()
+
+
 def registry() -> list[dict] | None:
     """The registry the config layer checks scheme names and parameters against: the
     simulator's catalogue, or None (no check) when the compiled core is not built."""

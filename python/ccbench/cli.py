@@ -319,11 +319,10 @@ def cmd_schemes(a) -> int:
         return 0
     width = max(shutil.get_terminal_size((100, 24)).columns, 60)
     if not a.name:
-        from .config.bpfschemes import shipped
         print(f"{len(schemes)} congestion-control schemes (`ccbench schemes NAME` shows one in "
               "full, --json all of it; docs/cc-catalogue.md plots each)")
         print(f"On the kernel backend also: BPF schemes `scheme: {{bpf: NAME}}` (shipped: "
-              f"{', '.join(shipped())}; docs/bpf-schemes.md) and Python controllers "
+              f"{', '.join(api.bpf_schemes())}; docs/bpf-schemes.md) and Python controllers "
               "(docs/python-schemes.md).")
     for i, s in enumerate(schemes):
         if i or not a.name:

@@ -15,6 +15,7 @@ import gymnasium
 
 from .env import DEFAULT_EXPERIMENT, CcEnv
 from .presets import Aurora, Custom, Ns3Tcp, Preset
+from .deploy import PolicyController
 
 IDS = {"ccbench/Aurora-v0": {"preset": "aurora"},
        "ccbench/TcpRl-v0": {"preset": "ns3"},
@@ -25,4 +26,5 @@ for _id, _kw in IDS.items():
         gymnasium.register(_id, entry_point="ccbench.gym.env:CcEnv", kwargs=dict(_kw),
                            disable_env_checker=True)
 
-__all__ = ["CcEnv", "Preset", "Aurora", "Ns3Tcp", "Custom", "DEFAULT_EXPERIMENT", "IDS"]
+__all__ = ["CcEnv", "Preset", "Aurora", "Ns3Tcp", "Custom", "PolicyController",
+           "DEFAULT_EXPERIMENT", "IDS"]
