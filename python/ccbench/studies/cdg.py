@@ -17,6 +17,7 @@ from .common import (Check, Ctx, Output, Table, experiment, fig_path, jain, patc
 NAME = "cdg-hldg"
 TITLE = "CDG and HLDG: delay-gradient congestion control"
 CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
+             "e3": "e3-h12-340ms.yaml", "e5": "e5-slow-start.yaml",
              "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
@@ -61,6 +62,10 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
         d = patch(doc, {"sweep.repeats": 1})
         return patch(d, {A + ("bdp",): [1, 2, 4, 8]}) if key == "e4" else d
     d = patch(doc, {"sweep.repeats": 1})
+    if key == "e3":
+        return patch(d, {A + ("rate",): [12], A + ("rtt",): [40, 240]})
+    if key == "e5":
+        return patch(d, {A + ("rate",): [1.5, 50], A + ("rtt",): [10, 340]})
     if key == "e1":
         return patch(d, {"duration": 60, A + ("rate",): [10], A + ("rtt",): [2, 10, 200]})
     if key == "e4":
@@ -119,6 +124,22 @@ def share_table(ctx: Ctx, key: str) -> pl.DataFrame:
         tp = window_flow_tput(d, t0, t1)
         rows.append({**{k: r[k] for k in r if k != "run_key"},
                      "share": tp[0] / (tp[0] + tp[1]) if tp[0] + tp[1] > 0 else float("nan")})
+    return pl.DataFrame(rows)
+
+
+def ss_table(ctx: Ctx) -> pl.DataFrame:
+    """E5/H13/H14: ssthresh at the first slow-start exit (the first finite ssthresh) over the
+    path's BDP in 1500-byte packets."""
+    rows = []
+    for r, d in _runs(ctx, "e5"):
+        exp = experiment(d)
+        rate = exp["links"][_bl(exp)]["rate_bps"]
+        bdp = rate * exp["flows"][0]["base_rtt_ns"] / 1e9 / 8 / 1500
+        f = pl.read_parquet(d / "flows.parquet", columns=["time_ns", "flow", "ssthresh"])
+        f = f.filter((pl.col("flow") == 0) & pl.col("ssthresh").is_not_null()).sort("time_ns")
+        ss = float(f["ssthresh"][0]) if f.height else float("nan")
+        rows.append({"variant": r["variant"], "rate": r["rate"], "rtt": r["rtt"], "bdp_pkts": bdp,
+                     "ssthresh": ss, "ratio": ss / bdp})
     return pl.DataFrame(rows)
 
 
@@ -207,6 +228,44 @@ def analyse(ctx: Ctx) -> Output:
             "(no mode switching there)", hs < cs,
             f"share at ≤ 2 BDP, ≤ 40 ms, ≥ 4 Mbit/s: HLDG {hs:.3f}, CDG {cs:.3f}",
             known=known(ctx, "h11-small")))
+    e3 = share_table(ctx, "e3")
+    rtts3 = sorted(set(e3["rtt"].to_list()))
+    out.tables.append(Table(
+        "E3/H12: share of the delay-gradient flow against CUBIC with a 340-ms buffer (20-110 s), "
+        "mean over rates", ["RTT ms", "CDG (loss-based slow start) share", "HLDG share"],
+        [[rtt, _m(e3, "share", variant="cdg", rtt=rtt), _m(e3, "share", variant="hldg", rtt=rtt)]
+         for rtt in rtts3]))
+    h3, c3 = _m(e3, "share", variant="hldg"), _m(e3, "share", variant="cdg")
+    out.checks.append(Check(
+        "H12 improves on E3: with a 340-ms buffer HLDG gets a larger share against CUBIC than CDG",
+        h3 > c3, f"mean share over the grid: HLDG {h3:.3f}, CDG {c3:.3f}", known=known(ctx, "h12")))
+    e5 = ss_table(ctx)
+    pts = e5.select(["rate", "rtt", "bdp_pkts"]).unique().sort("bdp_pkts")
+    out.tables.append(Table(
+        "E5/H13/H14: ssthresh at the first slow-start exit / BDP (2000-packet FIFO)",
+        ["rate Mbit/s", "RTT ms", "BDP pkts", "CDG (E5)", "CDG g_min only (H13)", "HLDG (H14)"],
+        [[p["rate"], p["rtt"], round(p["bdp_pkts"], 1)] +
+         [_m(e5, "ratio", variant=v, rate=p["rate"], rtt=p["rtt"]) for v in ("cdg", "cdg-gmin", "hldg")]
+         for p in pts.iter_rows(named=True)]))
+    lo, hi = pts.row(0, named=True), pts.row(pts.height - 1, named=True)
+    r_lo = _m(e5, "ratio", variant="cdg", rate=lo["rate"], rtt=lo["rtt"])
+    r_hi = _m(e5, "ratio", variant="cdg", rate=hi["rate"], rtt=hi["rtt"])
+    out.checks.append(Check(
+        "CDG's slow start exits late (overshoot) at small BDP and early at large BDP",
+        r_lo > 1 and r_hi < 0.5,
+        f"ssthresh/BDP {r_lo:.2f} at {lo['bdp_pkts']:.1f} packets, {r_hi:.3f} at "
+        f"{hi['bdp_pkts']:.0f} packets", known=known(ctx, "e5")))
+    # below a few packets of BDP the window's floor (2) and IW dominate any exit rule
+    hl = e5.filter((pl.col("variant") == "hldg") & (pl.col("bdp_pkts") >= 4))
+    worst = hl.with_columns((pl.col("ratio").log() .abs()).alias("d")).sort("d").row(-1, named=True) \
+        if hl.height else None
+    out.checks.append(Check(
+        "HLDG's slow start lands close to the BDP across the grid (within a factor 2 where the "
+        "BDP is ≥ 4 packets)",
+        worst is not None and 0.5 <= worst["ratio"] <= 2.0,
+        (f"ssthresh/BDP from {hl['ratio'].min():.2f} to {hl['ratio'].max():.2f} over "
+         f"{hl.height} points; farthest: {worst['ratio']:.2f} at {worst['rate']:g} Mbit/s, "
+         f"{worst['rtt']} ms") if worst else "no point with BDP ≥ 4", known=known(ctx, "h14")))
     f = f_table(ctx)
     ftab = []
     for v in dict.fromkeys(f["variant"].to_list()):
