@@ -17,7 +17,7 @@ from .common import (Check, Ctx, Output, Table, experiment, fig_path, jain, patc
 NAME = "cdg-hldg"
 TITLE = "CDG and HLDG: delay-gradient congestion control"
 CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
-             "e3": "e3-h12-340ms.yaml", "e5": "e5-slow-start.yaml",
+             "e3": "e3-h12-340ms.yaml", "e5": "e5-slow-start.yaml", "h15": "h15-lossy.yaml",
              "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
@@ -66,6 +66,8 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
         return patch(d, {A + ("rate",): [12], A + ("rtt",): [40, 240]})
     if key == "e5":
         return patch(d, {A + ("rate",): [1.5, 50], A + ("rtt",): [10, 340]})
+    if key == "h15":
+        return patch(d, {"duration": 30, A + ("rate",): [1.5, 25], A + ("rtt",): [10, 240]})
     if key == "e1":
         return patch(d, {"duration": 60, A + ("rate",): [10], A + ("rtt",): [2, 10, 200]})
     if key == "e4":
@@ -94,7 +96,7 @@ def _bl(exp: dict) -> int:
 
 def _runs(ctx: Ctx, key: str, kernel: bool = False):
     idx = (ctx.kernel_index if kernel else ctx.index)[key]
-    cols = [c for c in ("variant", "cc", "rate", "rtt", "bdp", "repeat") if c in idx.columns]
+    cols = [c for c in ("variant", "cc", "rate", "rtt", "bdp", "loss", "repeat") if c in idx.columns]
     for r in idx.group_by("run_key").agg([pl.first(c) for c in cols]).iter_rows(named=True):
         yield r, ctx.run_dir(key, r["run_key"], kernel)
 
@@ -140,6 +142,18 @@ def ss_table(ctx: Ctx) -> pl.DataFrame:
         ss = float(f["ssthresh"][0]) if f.height else float("nan")
         rows.append({"variant": r["variant"], "rate": r["rate"], "rtt": r["rtt"], "bdp_pkts": bdp,
                      "ssthresh": ss, "ratio": ss / bdp})
+    return pl.DataFrame(rows)
+
+
+def lossy_table(ctx: Ctx) -> pl.DataFrame:
+    """H15: utilisation of one flow alone on a lossy link over 10 s to the end."""
+    rows = []
+    for r, d in _runs(ctx, "h15"):
+        exp = experiment(d)
+        rate = exp["links"][_bl(exp)]["rate_bps"]
+        tp = window_flow_tput(d, 10.0, exp["duration_ns"] / 1e9)
+        rows.append({"cc": r["cc"], "rate": r["rate"], "rtt": r["rtt"], "loss": r["loss"],
+                     "util": tp.get(0, 0.0) * 1e6 / rate})
     return pl.DataFrame(rows)
 
 
@@ -266,6 +280,34 @@ def analyse(ctx: Ctx) -> Output:
         (f"ssthresh/BDP from {hl['ratio'].min():.2f} to {hl['ratio'].max():.2f} over "
          f"{hl.height} points; farthest: {worst['ratio']:.2f} at {worst['rate']:g} Mbit/s, "
          f"{worst['rtt']} ms") if worst else "no point with BDP ≥ 4", known=known(ctx, "h14")))
+    h15 = lossy_table(ctx)
+    losses, rates15, rtts15 = (sorted(set(h15[c].to_list())) for c in ("loss", "rate", "rtt"))
+    out.tables.append(Table(
+        "H15: one flow alone on a lossy link, utilisation over 10 s to the end (1-BDP FIFO)",
+        ["loss", "rate Mbit/s", "RTT ms", "HLDG", "CDG", "CUBIC"],
+        [[lo, R, rtt] + [_m(h15, "util", cc=cc, loss=lo, rate=R, rtt=rtt) for cc in ("hldg", "cdg", "cubic")]
+         for lo in losses for R in rates15 for rtt in rtts15]))
+    eq = dict(loss=losses[0], rate=rates15[0], rtt=rtts15[0])
+    u = {cc: _m(h15, "util", cc=cc, **eq) for cc in ("hldg", "cdg", "cubic")}
+    out.checks.append(Check(
+        f"lossy links: CUBIC is best at low rate and small RTT with {losses[0] * 100:g} % loss",
+        u["cubic"] >= max(u["hldg"], u["cdg"]),
+        f"{rates15[0]:g} Mbit/s, {rtts15[0]} ms: CUBIC {u['cubic']:.3f}, HLDG {u['hldg']:.3f}, "
+        f"CDG {u['cdg']:.3f}", known=known(ctx, "h15-cubic")))
+    big = h15.filter((pl.col("rtt") >= 180) & (pl.col("rate") >= 12))
+    if big.height:
+        hb, cb = _m(big, "util", cc="hldg"), _m(big, "util", cc="cdg")
+        out.checks.append(Check(
+            "lossy links: HLDG does at least as well as CDG at higher RTTs and rates",
+            hb >= cb, f"≥ 180 ms, ≥ 12 Mbit/s, both loss rates: HLDG {hb:.3f}, CDG {cb:.3f}",
+            known=known(ctx, "h15-hldg")))
+    worst = {cc: _m(h15, "util", cc=cc, loss=losses[-1], rate=rates15[-1], rtt=rtts15[-1])
+             for cc in ("hldg", "cdg", "cubic")}
+    out.checks.append(Check(
+        f"lossy links: every CC collapses at the largest BDP with {losses[-1] * 100:g} % loss",
+        max(worst.values()) < 0.25,
+        f"{rates15[-1]:g} Mbit/s, {rtts15[-1]} ms: " + ", ".join(f"{k} {v:.3f}" for k, v in worst.items()),
+        known=known(ctx, "h15-collapse")))
     f = f_table(ctx)
     ftab = []
     for v in dict.fromkeys(f["variant"].to_list()):
