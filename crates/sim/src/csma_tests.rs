@@ -1,8 +1,8 @@
 //! Event-loop tests of a shared half-duplex channel (netmodel::csma, ns-3 CSMA semantics):
 //! TCP's ACKs take airtime from its data, and two directions share one rate.
 
+use super::workload_tests::u64s;
 use super::*;
-use crate::output::{Col, Table};
 
 const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000_000_000;
@@ -32,13 +32,6 @@ fn exp(duration_s: u64, half: bool, flows: &str) -> Experiment {
         d = duration_s * SEC
     );
     crate::experiment::from_json(&json).unwrap()
-}
-
-fn u64s<'a>(t: &'a Table, c: &str) -> &'a [u64] {
-    match t.get(c) {
-        Some(Col::U64(v)) => v,
-        _ => panic!("{c}"),
-    }
 }
 
 /// Payload bytes acknowledged per flow.

@@ -28,7 +28,7 @@ fn exp(duration_s: u64, rate_bps: u64, flow: &str) -> Experiment {
     crate::experiment::from_json(&json).unwrap()
 }
 
-fn u64s<'a>(t: &'a Table, c: &str) -> &'a [u64] {
+pub(super) fn u64s<'a>(t: &'a Table, c: &str) -> &'a [u64] {
     match t.get(c) {
         Some(Col::U64(v)) => v,
         _ => panic!("{c}"),
