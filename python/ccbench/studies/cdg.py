@@ -251,8 +251,9 @@ def analyse(ctx: Ctx) -> Output:
          for rtt in rtts3]))
     h3, c3 = _m(e3, "share", variant="hldg"), _m(e3, "share", variant="cdg")
     out.checks.append(Check(
-        "H12 improves on E3: with a 340-ms buffer HLDG gets a larger share against CUBIC than CDG",
-        h3 > c3, f"mean share over the grid: HLDG {h3:.3f}, CDG {c3:.3f}", known=known(ctx, "h12")))
+        "H12 improves on E3: with a 340-ms buffer HLDG gets a clearly larger share against CUBIC "
+        "than CDG (≥ 1.2 times: an improvement, not noise)",
+        h3 >= 1.2 * c3, f"mean share over the grid: HLDG {h3:.3f}, CDG {c3:.3f}", known=known(ctx, "h12")))
     e5 = ss_table(ctx)
     pts = e5.select(["rate", "rtt", "bdp_pkts"]).unique().sort("bdp_pkts")
     out.tables.append(Table(
