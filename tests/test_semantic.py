@@ -115,6 +115,10 @@ WARNINGS = [
      "central.queue.target", "rarely act"),
     ("UDP far above the path", doc(flows=[{"scheme": "udp", "rate": "10Gbit"}]),
      "flows[0].rate", "dropped at the first queue"),
+    # 1500-byte packets + 18 framing: 60.7 us on the wire, 98.06 ms of channel each
+    ("half-duplex channel with a long delay",
+     doc(central={"rate": "200Mbit", "delay": "98ms", "duplex": "half", "overhead": 18}),
+     "central.duplex", "at most 10.2 frames per second"),
 ]
 
 
@@ -199,7 +203,8 @@ def test_seed_note_only_without_randomness():
     assert seed_note(config.resolve(doc())) is None
     for d in (doc(central={"loss": 0.01}, **exact), doc(flows=[{"scheme": "bbr"}], **exact),
               doc(central={"queue": {"type": "red"}}, **exact),
-              doc(central={"jitter": "1ms"}, **exact)):
+              doc(central={"jitter": "1ms"}, **exact),
+              doc(central={"duplex": "half"}, **exact)):
         assert seed_note(config.resolve(d)) is None
 
 

@@ -186,6 +186,26 @@ def _slow_link(out: _Out, exp: dict, link: dict, pkt: int, duration: int) -> Non
                   "the first packet waits past the end", "radio promotion takes 0.1-2 s")
 
 
+def _half_duplex(out: _Out, exp: dict, link: dict, pkt: int) -> None:
+    """A shared half-duplex channel (``duplex: half``) whose delay dwarfs a frame's
+    transmission: each frame holds it for the whole delay, so it carries a few frames per
+    second where the rate suggests thousands (ns-3's CSMA bus; docs/simulator.md)."""
+    rate = link.get("rate_bps")
+    if not link.get("channel") or not rate:
+        return
+    tx = (pkt + link.get("overhead_bytes", 0)) * 8e9 / rate
+    delay = link.get("delay_ns", 0)
+    if delay > 10 * tx:
+        fps = 1e9 / (tx + delay)
+        bits = fps * pkt * 8
+        carried = f"{bits / 1e6:.3g} Mbit/s" if bits >= 1e6 else f"{bits / 1e3:.3g} kbit/s"
+        out.warn(_link_path(exp, link, "duplex"), f"every frame holds this half-duplex channel "
+                 f"for its {_ms(delay)} propagation too: at most {fps:.3g} frames per second for "
+                 f"both directions together ({carried} of {pkt}-byte packets on a "
+                 f"{rate / 1e6:g} Mbit/s channel)",
+                 "this is ns-3's CSMA bus; duplex: full models a point-to-point link")
+
+
 def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
     """``(errors, warnings)`` of the resolved experiment ``exp``."""
     exp = {**exp, "_link_groups": None}   # a private index, not added to the caller's dict
@@ -214,6 +234,7 @@ def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
                       f"({_ms(duration)}): nothing crosses it before the end",
                       "shorten the delay or lengthen the run")
         _slow_link(out, exp, ln, pkt, duration)
+        _half_duplex(out, exp, ln, pkt)
     seen_groups: set = set()
     for f in exp.get("flows", []):
         g = f.get("group", 0)
@@ -267,8 +288,8 @@ def has_randomness(exp: dict) -> bool:
     if exp.get("host_noise"):
         return True  # the hosts' timing noise (config/host.py) is drawn from the seed
     for ln in exp.get("links", []):
-        if ln.get("loss") or ln.get("jitter"):
-            return True
+        if ln.get("loss") or ln.get("jitter") or ln.get("channel"):
+            return True  # a shared channel's backoffs are drawn from the seed
         if (ln.get("delay_schedule") or {}).get("kind") == "walk":
             return True
         if (ln.get("queue") or {}).get("kind") in RANDOM_QUEUES:
@@ -284,5 +305,6 @@ def seed_note(exp: dict) -> str | None:
     if has_randomness(exp):
         return None
     return ("seed: nothing in this experiment is random (exact host timing, no loss, jitter, "
-            "random walk, arrivals, RED/PIE/FQ queue or randomised congestion control), so every seed "
-            "gives the same simulated result; repeats with other seeds add no samples")
+            "random walk, arrivals, RED/PIE/FQ queue, half-duplex channel or randomised "
+            "congestion control), so every seed gives the same simulated result; repeats with "
+            "other seeds add no samples")
