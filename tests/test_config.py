@@ -594,6 +594,22 @@ def test_ecn_keys_no_longer_reserved():
     assert r["flows"][0]["ecn"] is None
 
 
+def test_send_buffer_key_per_group():
+    r = res({"duration": 5, "tcp": {"wmem": [4096, "16KiB", "256KiB"]},
+             "flows": [{"scheme": "reno"},
+                       {"scheme": "cubic", "tcp": {"wmem": "4096 16384 4MiB"}}]})
+    assert r["tcp"]["wmem"] == [4096, 16384, 256 << 10]
+    assert r["flows"][1]["tcp"]["wmem"] == [4096, 16384, 4 << 20]
+    # written only when given: the simulator's default is Linux's tcp_wmem
+    assert "wmem" not in res({"duration": 5, "flows": [{"scheme": "reno"}]})["tcp"]
+    e = one_error({"duration": 5, "tcp": {"wmem": [4096, 16384]}, "flows": [{"scheme": "reno"}]})
+    assert "wmem" in str(e) and "three sizes" in str(e) and "tcp_wmem" in str(e)
+    e = one_error({"duration": 5, "tcp": {"wmem": [4096, "1MiB", "64KiB"]}, "flows": [{"scheme": "reno"}]})
+    assert "wmem" in str(e) and "min ≤ default ≤ max" in str(e)
+    e = one_error({"duration": 5, "tcp": {"wmem": [1000, 2000, 3000]}, "flows": [{"scheme": "reno"}]})
+    assert "wmem max 3000 bytes holds less than two segments" in str(e)
+
+
 def test_receive_buffer_keys_per_group():
     r = res({"duration": 5, "tcp": {"rmem": [4096, "128KiB", "4MiB"], "moderate-rcvbuf": False},
              "flows": [{"scheme": "reno"},

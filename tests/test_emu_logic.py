@@ -32,9 +32,11 @@ def test_sysctls_follow_the_tcp_block():
     assert s["net.ipv6.conf.all.disable_ipv6"] == "1" and s["net.ipv4.tcp_no_metrics_save"] == "1"
     s = host_sysctls({"tcp": {"sack": False, "slow_start_after_idle": False, "rwnd_bytes": 64 << 20}})
     assert s["net.ipv4.tcp_sack"] == "0" and s["net.ipv4.tcp_slow_start_after_idle"] == "0"
-    # socket buffers: twice the receive window, at least 8 MB
+    # receive buffers: twice the receive window, at least 8 MB
     assert s["net.ipv4.tcp_rmem"].split()[-1] == str(128 << 20)
-    assert host_sysctls({"tcp": {"rwnd_bytes": 1 << 20}})["net.ipv4.tcp_wmem"].split()[-1] == str(8 << 20)
+    assert host_sysctls({"tcp": {"rwnd_bytes": 1 << 20}})["net.ipv4.tcp_rmem"].split()[-1] == str(8 << 20)
+    # send buffers: Linux's default tcp_wmem (the simulator's), whatever the window
+    assert s["net.ipv4.tcp_wmem"] == "4096 16384 4194304"
 
 
 def _exp(**flow) -> dict:
@@ -171,6 +173,11 @@ def test_release_limits_and_verdict():
     v = acc.accuracy(exp, {**{k: x for k, x in meta.items() if k != "engine_busy_frac"},
                            "engine_cpu_frac": 0.99})
     assert not v["accurate"]
+
+
+def test_sysctls_carry_wmem():
+    s = host_sysctls({"tcp": {"wmem": [4096, 16384, 262144]}})
+    assert s["net.ipv4.tcp_wmem"] == "4096 16384 262144"
 
 
 def test_sysctls_carry_rmem_and_moderate_rcvbuf():

@@ -141,6 +141,10 @@ def _flow_cap_bps(flow: dict, links: dict, exp: dict, pkt: int) -> float:
         rwnd = (tcp.get("rmem") or [0, 0, 32 << 20])[2] // 2
     if rwnd and rtt > 0:
         cap = min(cap, rwnd * 8 / (rtt / 1e9))
+    if rtt > 0:
+        # the send buffer: at most tcp_wmem[2] of truesize, plus one 64 KB skb, unACKed
+        wmax = (tcp.get("wmem") or [0, 0, 4 << 20])[2]
+        cap = min(cap, (wmax + 65160) * 8 / (rtt / 1e9))
     if not math.isfinite(cap):
         # nothing limits it: the simulator still sends at most a packet per nanosecond
         cap = pkt * 8 * 1e9

@@ -20,8 +20,9 @@ SCHEMA_VERSION = 1
 HEADER_BYTES = 52
 
 DEFAULT_QUEUE = QueueLimit(packets=1000, text=1000)
-#: ``rwnd_bytes`` (a fixed window), ``rmem`` and ``moderate_rcvbuf`` are written only when given:
-#: the simulator's default is Linux's autotuned receive window (tcp_rmem 4096 131072 32MiB).
+#: ``rwnd_bytes`` (a fixed window), ``rmem``, ``wmem`` and ``moderate_rcvbuf`` are written only
+#: when given: the simulator's default is Linux's autotuned receive window (tcp_rmem 4096 131072
+#: 32MiB) and send buffer (tcp_wmem 4096 16384 4MiB).
 DEFAULT_TCP = {"init_cwnd": 10, "delayed_ack": True, "sack": True,
                "min_rto_ns": 200_000_000, "initial_rto_ns": 1_000_000_000,
                "rtt_granularity_ns": 0, "delayed_ack_timeout_ns": 40_000_000}

@@ -26,7 +26,7 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
-TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("moderate-rcvbuf"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
+TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
             Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("early-retransmit"), Key("sack-compression"), Key("profile"),
             Key("pacing")]
@@ -48,14 +48,15 @@ DIRECTIONS = {"->": "->", "right": "->", "rightward": "->",
               "<-": "<-", "left": "<-", "leftward": "<-"}
 
 
-def _parse_rmem(entry, errs: Collector, mss: int) -> list[int] | None:
-    """``rmem: [min, default, max]`` as Linux's tcp_rmem (sizes), min ≤ default ≤ max."""
+def _parse_mem(entry, errs: Collector, mss: int, key: str, example: str) -> list[int] | None:
+    """``rmem``/``wmem: [min, default, max]`` as Linux's tcp_rmem/tcp_wmem (sizes, or the
+    sysctl's text), min ≤ default ≤ max."""
     value, path = entry
-    fix = "write rmem: [min, default, max], e.g. [4096, 131072, 32MiB] (Linux's tcp_rmem)"
+    fix = f"write {key}: [min, default, max], e.g. {example} (Linux's tcp_{key})"
     if isinstance(value, str):
         value = value.split()
     if not isinstance(value, (list, tuple)) or len(value) != 3:
-        errs.error(path, f"rmem {show(value)} is not three sizes", fix, value)
+        errs.error(path, f"{key} {show(value)} is not three sizes", fix, value)
         return None
     out = []
     for i, v in enumerate(value):
@@ -65,12 +66,30 @@ def _parse_rmem(entry, errs: Collector, mss: int) -> list[int] | None:
             return None
         out.append(n)
     if not out[0] <= out[1] <= out[2]:
-        errs.error(path, f"rmem {show(value)} is not min ≤ default ≤ max", fix, value)
+        errs.error(path, f"{key} {show(value)} is not min ≤ default ≤ max", fix, value)
         return None
-    if out[1] < 2 * mss:
-        errs.error(path, f"rmem default {out[1]} bytes holds less than one segment's window "
+    return out
+
+
+def _parse_rmem(entry, errs: Collector, mss: int) -> list[int] | None:
+    """``rmem``: its default must hold a segment's window (half the buffer is window)."""
+    out = _parse_mem(entry, errs, mss, "rmem", "[4096, 131072, 32MiB]")
+    if out is not None and out[1] < 2 * mss:
+        errs.error(entry[1], f"rmem default {out[1]} bytes holds less than one segment's window "
                    f"(half the buffer is window)", f"use at least {2 * mss * 2} bytes; Linux: "
-                   "131072", value)
+                   "131072", entry[0])
+        return None
+    return out
+
+
+def _parse_wmem(entry, errs: Collector, mss: int) -> list[int] | None:
+    """``wmem``: its max must hold two segments' skbs (Linux's SOCK_MIN_SNDBUF, about
+    2 × (MSS + 832 bytes of skb head))."""
+    out = _parse_mem(entry, errs, mss, "wmem", "[4096, 16384, 4MiB]")
+    if out is not None and out[2] < 2 * (mss + 832):
+        errs.error(entry[1], f"wmem max {out[2]} bytes holds less than two segments "
+                   f"(each costs its payload and an 832-byte skb head)",
+                   f"use at least {2 * (mss + 832)} bytes; Linux: 4194304", entry[0])
         return None
     return out
 
@@ -102,6 +121,10 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         rmem = _parse_rmem(t["rmem"], errs, mss)
         if rmem is not None:
             tcp["rmem"] = rmem
+    if "wmem" in t:
+        wmem = _parse_wmem(t["wmem"], errs, mss)
+        if wmem is not None:
+            tcp["wmem"] = wmem
     if "moderate-rcvbuf" in t:
         tcp["moderate_rcvbuf"] = get(t, "moderate-rcvbuf", parse_bool, errs, True)
     tcp["init_cwnd"] = get(t, "init-cwnd", parse_int, errs, tcp["init_cwnd"],

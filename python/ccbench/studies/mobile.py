@@ -42,14 +42,6 @@ KNOWN: dict[str, str] = {
         "(184 ms ≈ 74 ms base + 40 packets at 3 Mbit/s); the thesis's 449 ms implies about "
         "100 packets of buffering at the cap (the preset took the shallow end of the inferred "
         "20-100)"),
-    "bloat": (
-        "Reno's slow start overshoots the preset's 2800-packet queue (max cwnd 5670, 2829 "
-        "retransmissions in the reduced run), whereas the thesis's Reno reached cwnd ≈ 2700 "
-        "after 16 MiB without loss: its operator's buffer held more than 2800 packets or its "
-        "phones' receive stacks limited the window. Not Linux's autotuning: with tcp.rmem "
-        "[4096, 131072, 16MiB] today's kernel on the same link model loses 2835 of 14422 "
-        "packets (19.7 %), exactly as the simulator does (docs/fidelity.md); the CUBIC half "
-        "(HyStart exit, max cwnd 936, RTT 0.50 vs 2.32 s) is reproduced"),
 }
 KNOWN_REDUCED: dict[str, str] = {}
 

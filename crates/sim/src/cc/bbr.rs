@@ -873,6 +873,11 @@ impl CongestionControl for Bbr {
         true
     }
 
+    /// `bbr_sndbuf_expand`: room for 3 × the window (BBR's cwnd gain and its probing).
+    fn sndbuf_expand(&self) -> u32 {
+        3
+    }
+
     /// `bbr_main`.
     fn cong_control(&mut self, sk: &mut Sock, rs: &RateSample) -> bool {
         self.mss = sk.mss;

@@ -1128,6 +1128,11 @@ impl CongestionControl for Bbr3 {
         true
     }
 
+    /// `bbr_sndbuf_expand`: room for 3 × the window (BBR's cwnd gain and its probing).
+    fn sndbuf_expand(&self) -> u32 {
+        3
+    }
+
     /// `bbr_main` (v3).
     fn cong_control(&mut self, sk: &mut Sock, rs: &RateSample) -> bool {
         self.mss = sk.mss;

@@ -324,6 +324,11 @@ pub trait CongestionControl: Send {
     fn cong_control(&mut self, _sk: &mut Sock, _rs: &RateSample) -> bool {
         false
     }
+    /// `sndbuf_expand`: the send buffer `tcp_sndbuf_expand` provisions, in multiples of the
+    /// window's worst-case memory (Linux default 2; BBR 3).
+    fn sndbuf_expand(&self) -> u32 {
+        2
+    }
     /// CA state change (called before the state is written to `sk.ca_state`).
     fn set_state(&mut self, _sk: &mut Sock, _new_state: CaState) {}
     /// CA events (`cwnd_event`).

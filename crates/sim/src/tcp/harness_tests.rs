@@ -396,3 +396,51 @@ fn growing_window_acks_every_segment() {
     let (segs, acks) = count(&TcpConfig { rwnd_bytes: Some(32 << 20), ..TcpConfig::default() });
     assert!(segs > 100 && acks * 10 <= segs * 6, "fixed: {acks} ACKs for {segs} segments");
 }
+
+/// Linux's send buffer: a small `tcp_wmem[2]` at a BDP above it limits the bytes written and not
+/// yet ACKed, so throughput falls to about the buffer's payload per RTT; the default 4 MiB does
+/// not limit a 100 Mbit/s × 100 ms flow.
+#[test]
+fn send_buffer_caps_unacked_data_and_throughput() {
+    let run = |scheme: &str, wmem_max: u64| {
+        let cfg = TcpConfig { wmem: [4096, 16384, wmem_max], ..TcpConfig::default() };
+        // 100 Mbit/s, 100 ms RTT: BDP 1.25 MB.
+        let mut p = Pipe::new(scheme, &cfg, None, 50 * MS, Some(100_000_000), no_drop());
+        p.run_until(6_000 * MS);
+        p
+    };
+    let w = 262_144u64;
+    let p = run("cubic", w);
+    assert_eq!(p.s.sndbuf(), w, "the buffer grows to tcp_wmem[2] and no further");
+    // Never more unACKed payload than the buffer plus the one skb (64 KB size goal) that may
+    // start below it: the socket stops taking data once its truesize reaches sndbuf.
+    let goal = 45 * MSS;
+    let mut acked = 0;
+    let mut ai = 0;
+    let mut max_out = 0;
+    for (t, d, _) in p.data_sent() {
+        while ai < p.acks.len() && p.acks[ai].0 <= *t {
+            acked = acked.max(p.acks[ai].1.ack);
+            ai += 1;
+        }
+        max_out = max_out.max(d.seq + d.len as u64 - acked);
+    }
+    assert!(max_out <= w + goal, "{max_out} bytes unACKed with a {w}-byte buffer");
+    // Throughput = unACKed payload / RTT (the link is idle half the time: no queue). The
+    // application refills when a third of the buffer is free (queued ≤ 2/3 sndbuf) and stops
+    // one skb above it, so the payload out is between 2/3 of the buffer less the skb heads
+    // (832 B per 2-segment skb at this pacing rate: payload share 2896/3728) and w + goal.
+    let bytes = |t: u64| p.acks.iter().filter(|a| a.0 <= t).map(|a| a.1.ack).max().unwrap();
+    let rate = (bytes(6_000 * MS) - bytes(3_000 * MS)) as f64 * 8.0 / 3.0;
+    let lo = (2 * w / 3) as f64 * 2896.0 / 3728.0 * 8.0 / 0.1;
+    let hi = (w + goal) as f64 * 8.0 / 0.1;
+    assert!((lo..=hi).contains(&rate), "{:.1} Mbit/s, expected {:.1}–{:.1}", rate / 1e6, lo / 1e6, hi / 1e6);
+    // BBR provisions 3× the window: the same cap, reached at a smaller cwnd.
+    let b = run("bbr", w);
+    assert_eq!(b.s.sndbuf(), w);
+    // Linux's default tcp_wmem (4 MiB) does not limit this path: the link is full.
+    let d = run("cubic", 4 << 20);
+    let bytes = |t: u64| d.acks.iter().filter(|a| a.0 <= t).map(|a| a.1.ack).max().unwrap();
+    let rate = (bytes(6_000 * MS) - bytes(3_000 * MS)) as f64 * 8.0 / 3.0;
+    assert!(rate > 0.95 * 100e6 * 1448.0 / 1500.0, "default buffer: {:.1} Mbit/s", rate / 1e6);
+}

@@ -38,6 +38,10 @@ pub struct TcpConfig {
     pub rmem: [u64; 3],
     /// `tcp_moderate_rcvbuf`: DRS receive-buffer autotuning. Linux default on.
     pub moderate_rcvbuf: bool,
+    /// `tcp_wmem` [min, default, max] bytes: the send buffer (`sk_sndbuf`, in skb truesize)
+    /// starts at default and `tcp_sndbuf_expand` grows it up to max; the application may keep
+    /// at most that much memory written and not yet ACKed (sender/sndbuf.rs).
+    pub wmem: [u64; 3],
     /// Receiver delays ACKs (every 2nd full segment, 40 ms timer, quick-ACK); false = ACK every segment.
     pub delayed_ack: bool,
     /// SACK (+ D-SACK) negotiated. `false`: the receiver sends no SACK blocks and the sender
@@ -93,6 +97,7 @@ impl Default for TcpConfig {
             rwnd_bytes: None,
             rmem: [4096, 131072, 33554432],
             moderate_rcvbuf: true,
+            wmem: [4096, 16384, 4194304],
             delayed_ack: true,
             sack: true,
             min_rto_ns: 200_000_000,

@@ -76,11 +76,14 @@ def write_sysctl(key: str, value: str) -> None:
 
 def host_sysctls(exp: dict) -> dict[str, str]:
     """Per-namespace sysctls of an experiment: IPv6 off, no cached metrics between flows,
-    SACK as `tcp.sack`, socket buffers of at least twice the receive window, slow start
-    after idle, tail loss probes and SACK compression as the `tcp` block says."""
+    SACK as `tcp.sack`, receive buffers of at least twice the receive window (or `rmem`),
+    send buffers as `wmem` (Linux's default 4096 16384 4MiB), slow start after idle, tail
+    loss probes and SACK compression as the `tcp` block says."""
     tcp = exp.get("tcp", {})
     buf = max(int(tcp.get("rwnd_bytes") or 32 << 20) * 2, 8 << 20)
     rmem = tcp.get("rmem") or [4096, 131072, buf]
+    # the send buffer as the simulator's: Linux's default tcp_wmem unless the experiment says
+    wmem = tcp.get("wmem") or [4096, 16384, 4 << 20]
     return {
         "net.ipv6.conf.all.disable_ipv6": "1",
         "net.ipv6.conf.default.disable_ipv6": "1",
@@ -88,7 +91,7 @@ def host_sysctls(exp: dict) -> dict[str, str]:
         "net.ipv4.tcp_sack": "1" if tcp.get("sack", True) else "0",
         "net.ipv4.tcp_rmem": " ".join(str(int(v)) for v in rmem),
         "net.ipv4.tcp_moderate_rcvbuf": "1" if tcp.get("moderate_rcvbuf", True) else "0",
-        "net.ipv4.tcp_wmem": f"4096 16384 {buf}",
+        "net.ipv4.tcp_wmem": " ".join(str(int(v)) for v in wmem),
         "net.ipv4.tcp_slow_start_after_idle": "1" if tcp.get("slow_start_after_idle", True) else "0",
         # tail loss probes: 0 disables, 3 (the default) enables; SACK compression: 0 ACKs
         # every out-of-order segment at once (a TCP profile older than 3.10 / 4.18 sets both)

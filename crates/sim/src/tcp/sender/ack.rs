@@ -57,6 +57,7 @@ impl TcpSender {
         if ack.rwnd != self.sk.snd_wnd {
             flag |= FLAG_WIN_UPDATE;
             self.sk.snd_wnd = ack.rwnd;
+            self.max_window = self.max_window.max(ack.rwnd);
         }
         if ack.ack > prior_snd_una {
             flag |= FLAG_SND_UNA_ADVANCED;
@@ -106,6 +107,7 @@ impl TcpSender {
         let mut rs = st.rs;
         self.rate_gen(delivered, lost, &mut rs);
         self.cong_control(delivered, flag, &rs);
+        self.check_space();
 
         if let Some(total) = self.app_bytes {
             if self.completed_at.is_none() && self.sk.snd_una >= total {
@@ -143,6 +145,8 @@ impl TcpSender {
         if !self.cc.has_cong_control() {
             self.update_pacing_rate();
         }
+        self.max_window = ack.rwnd;
+        self.sndbuf_init();
     }
 
     /// RTT-measurement granularity (`rtt_granularity_ns`): floor the sample to a whole number of

@@ -10,6 +10,7 @@
 //! | `ack.rs`      | `tcp_input.c`: `tcp_ack`, `tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`, RTT estimator |
 //! | `rack.rs`     | `tcp_recovery.c`: RACK loss detection, reordering window                         |
 //! | `recovery.rs` | `tcp_input.c`: `tcp_fastretrans_alert`, PRR `tcp_cwnd_reduction`, `tcp_cong_control` |
+//! | `sndbuf.rs`   | `tcp.c`/`tcp_input.c`: send buffer (`tcp_wmem`, `tcp_sendmsg` limit, `tcp_sndbuf_expand`) |
 //! | `timer.rs`    | `tcp_timer.c` (+ `tcp_schedule_loss_probe` of `tcp_output.c`): RTO, TLP, reorder timer |
 //!
 //! Implemented:
@@ -64,6 +65,7 @@ mod output;
 mod rack;
 mod rate;
 mod recovery;
+mod sndbuf;
 mod timer;
 
 // Segment flags (Linux TCPCB_*).
@@ -200,9 +202,18 @@ pub struct TcpSender {
     peer_tsval_ns: u64,
     /// Finite flow: total bytes, `completed_at` is set once they are all ACKed.
     app_bytes: Option<u64>,
-    /// `write_seq`: bytes the application has handed to the socket so far (u64::MAX = an
-    /// unlimited backlog). Fixed for bulk and finite flows; grows with [`Self::app_write`].
+    /// Bytes the application has handed over so far (u64::MAX = an unlimited backlog). Fixed
+    /// for bulk and finite flows; grows with [`Self::app_write`]. The socket takes them as its
+    /// send buffer allows (`write_seq`, sndbuf.rs).
     written: u64,
+    /// `write_seq`: bytes copied into the socket (≤ `written`).
+    write_seq: u64,
+    /// `sk_sndbuf` (bytes of skb truesize); set at establishment.
+    sndbuf: u64,
+    /// `SOCK_NOSPACE`: the application found the send buffer full and waits to be woken.
+    nospace: bool,
+    /// `max_window`: the largest window the peer has offered (bounds the skb size goal).
+    max_window: u64,
 
     syn_pending: bool,
     syn_sent_ns: u64,
@@ -294,6 +305,10 @@ impl TcpSender {
             peer_tsval_ns: 0,
             app_bytes,
             written: app_bytes.unwrap_or(u64::MAX),
+            write_seq: 0,
+            sndbuf: cfg.wmem[1],
+            nospace: false,
+            max_window: 0,
             syn_pending: false,
             syn_sent_ns: 0,
             syn_retrans: 0,
@@ -412,6 +427,9 @@ impl TcpSender {
             self.rate_check_app_limited();
         }
         self.written = self.written.saturating_add(bytes);
+        if self.state == ConnState::Established && !self.nospace {
+            self.sndbuf_fill();
+        }
     }
 
     /// The application stops writing and withdraws what it wrote but the socket has not sent
@@ -420,6 +438,7 @@ impl TcpSender {
     pub fn app_pause(&mut self, now: u64) {
         self.set_now(now);
         self.written = self.written.min(self.sk.snd_nxt);
+        self.write_seq = self.write_seq.min(self.written);
     }
 
     /// Bytes written by the application and not yet sent.

@@ -8,11 +8,6 @@ use crate::tcp::DataSeg;
 
 impl TcpSender {
     #[inline]
-    pub(super) fn write_seq(&self) -> u64 {
-        self.written
-    }
-
-    #[inline]
     pub(super) fn has_new_data(&self) -> bool {
         self.sk.snd_nxt < self.write_seq()
     }
