@@ -238,6 +238,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         from .capture.export import write_mapping
         write_mapping(load(path), path / "pcap")
     if reload:
+        tables = None  # read back from disk below: never hold the computed and loaded copies at once
         return load(path)
     from .results import TABLES
     written = __import__("json").loads((path / "metadata.json").read_text())

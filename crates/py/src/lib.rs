@@ -98,20 +98,26 @@ fn run_sim<'py>(
         }
     }
     let out = sim.finish();
-    Ok(output_to_py(py, &out)?)
+    Ok(output_to_py(py, out)?)
 }
 
-/// `{"tables": ..., "stats": json}` of a finished run.
-pub(crate) fn output_to_py<'py>(py: Python<'py>, out: &sim::Output) -> PyResult<Bound<'py, PyDict>> {
+/// `{"tables": ..., "stats": json}` of a finished run. Consumes the output column by column:
+/// each Rust column is freed once its bytes exist on the Python side, so the records are held
+/// about once, not twice, while they cross over.
+pub(crate) fn output_to_py<'py>(py: Python<'py>, out: sim::Output) -> PyResult<Bound<'py, PyDict>> {
     let tables = PyDict::new(py);
-    for t in &out.tables {
+    let sim::Output { tables: recs, stats } = out;
+    for t in recs {
         let cols = PyList::empty(py);
-        for (name, c) in &t.cols {
-            let (dtype, bytes, cats) = col_to_py(py, c);
-            cols.append((name.as_str(), dtype, bytes, cats))?;
+        let name = t.name;
+        for (cname, c) in t.cols {
+            let (dtype, bytes, cats) = col_to_py(py, &c);
+            drop(c);
+            cols.append((cname.as_str(), dtype, bytes, cats))?;
         }
-        tables.set_item(t.name, cols)?;
+        tables.set_item(name, cols)?;
     }
+    let out = sim::Output { tables: Vec::new(), stats };
     let result = PyDict::new(py);
     result.set_item("tables", tables)?;
     result.set_item(

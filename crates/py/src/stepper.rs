@@ -95,7 +95,7 @@ impl Stepper {
         let end = sim.end();
         sim.run_until(end);
         crate::check_scheme_error(&self.ext)?;
-        crate::output_to_py(py, &sim.finish())
+        crate::output_to_py(py, sim.finish())
     }
 }
 

@@ -52,6 +52,7 @@ def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = Fal
            else _core.run_sim(text, cb, capture_json=cap))
     wall = time.perf_counter() - t0
     tables = {}
-    for name, cols in out["tables"].items():
-        tables[name] = decode(cols)
+    raw = out["tables"]
+    for name in list(raw):
+        tables[name] = decode(raw.pop(name))  # frees each table's buffers as it goes
     return tables, json.loads(out["stats"]), wall

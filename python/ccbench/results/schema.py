@@ -85,7 +85,15 @@ def decode_column(name: str, dtype: str, buf, cats=None) -> pl.Series:
 
 
 def decode(cols: Iterable[tuple]) -> pl.DataFrame:
-    """A table from its encoded columns ``(name, dtype, buffer, categories)``."""
+    """A table from its encoded columns ``(name, dtype, buffer, categories)``. A list is
+    emptied as it is decoded, so each column's buffer is freed once its Series exists (the
+    records are held about once, not twice)."""
+    if isinstance(cols, list):
+        cols.reverse()
+        series = []
+        while cols:
+            series.append(decode_column(*cols.pop()))
+        return pl.DataFrame(series)
     return pl.DataFrame([decode_column(*c) for c in cols])
 
 
