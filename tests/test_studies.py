@@ -62,3 +62,29 @@ def test_patch_and_rel_diff():
     p = patch(d, {("sweep", "axes", "central.rate"): [1], "sweep.repeats": Ellipsis})
     assert p == {"sweep": {"axes": {"central.rate": [1]}}} and d["sweep"]["repeats"] == 3
     assert rel_diff(90, 110) == pytest.approx(20.0)
+
+
+def test_mobile_kernel_subset_runs_vegas_as_bpf_where_it_can_be_built(tmp_path):
+    """The kernel has no vegas: the mobile study's kernel subset adds the shipped BPF vegas
+    when clang/bpftool are here, and its rows are the study's 'vegas'."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from ccbench.backends.emu import bpf
+    from ccbench.studies import mobile
+    from ccbench.studies.common import STUDIES_DIR
+    doc = yaml.safe_load((STUDIES_DIR / "mobile-broadband" / "bulk.yaml").read_text())
+    k = mobile.kernel("bulk", doc, "medium")
+    values = k["sweep"]["axes"]["cc"]["values"]
+    assert values[:2] == ["reno", "cubic"]
+    assert ({"bpf": "vegas"} in values) == (bpf.missing() is None)
+    assert [mobile.cc_of(v) for v in ('{"bpf": "vegas"}', {"bpf": "vegas"}, "reno")] == \
+        ["vegas", "vegas", "reno"]
+    f = tmp_path / "k.yaml"
+    f.write_text(yaml.safe_dump(k))
+    r = subprocess.run([sys.executable, "-m", "ccbench", "sweep", str(f), "--dry-run",
+                        "--backend", "emu"], capture_output=True, text=True,
+                       cwd=STUDIES_DIR / "mobile-broadband")
+    assert r.returncode == 0, r.stderr

@@ -65,12 +65,35 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     return d
 
 
+def kernel_ccs() -> list:
+    """reno and cubic, and vegas as the shipped BPF program when this machine can build one
+    (docs/bpf-schemes.md: clang, bpftool; the kernel itself has no vegas)."""
+    import shutil
+    from pathlib import Path
+    bpf_ok = (shutil.which("clang") and shutil.which("bpftool")
+              and Path("/usr/include/bpf/bpf_helpers.h").is_file()
+              and Path("/sys/kernel/btf/vmlinux").is_file())
+    return ["reno", "cubic"] + ([{"bpf": "vegas"}] if bpf_ok else [])
+
+
+def cc_of(value) -> str:
+    """The study's CC name of an index's `cc` value: a BPF scheme ({"bpf": "vegas"}, stored as
+    its JSON) is the algorithm it implements."""
+    if isinstance(value, str) and value.startswith("{"):
+        import json
+        v = json.loads(value)
+        return str(v.get("bpf", value)) if isinstance(v, dict) else value
+    if isinstance(value, dict):
+        return str(value.get("bpf", value))
+    return value
+
+
 def kernel(key: str, doc: dict, scale: str) -> dict | None:
-    """Kernel subset: reno and cubic (this kernel has no vegas), unlimited buffers, bulk and
-    onoff, one run each (real time: up to a few minutes per bulk run)."""
+    """Kernel subset: reno, cubic and (as BPF, where it can be built) vegas, unlimited buffers,
+    bulk and onoff, one run each (real time: up to a few minutes per bulk run)."""
     if key not in ("bulk", "onoff") or scale == "reduced":
         return None
-    return patch(doc, {("sweep", "axes", "cc"): {"path": "flows[0].scheme", "values": ["reno", "cubic"]},
+    return patch(doc, {("sweep", "axes", "cc"): {"path": "flows[0].scheme", "values": kernel_ccs()},
                        "sweep.variants": {"unlimited": doc["sweep"]["variants"]["unlimited"]},
                        "sweep.repeats": 1})
 
@@ -101,7 +124,7 @@ def run_table(ctx: Ctx, key: str, kernel: bool = False) -> pl.DataFrame:
                  if fs["last_arrival_ns"] else float("nan"))
         owd = fs["delay_sum_ns"] / max(npk, 1) / 1e6
         rows.append({"load": key if key != "stream" else f"stream{r['pct']}",
-                     "buffer": r["variant"], "net": r["net"], "cc": r["cc"],
+                     "buffer": r["variant"], "net": r["net"], "cc": cc_of(r["cc"]),
                      "repeat": r["repeat"], "goodput": good, "rtt": rtt,
                      "interarrival_ms": inter, "ssth": changes, "owd_ms": owd,
                      "retrans": fs["retrans_pkts"], "max_cwnd": int(f["cwnd"].max() or 0),
