@@ -32,6 +32,8 @@ CASES = {
                                         "queue": {"limit": 200, "ecn-threshold": 20}}, 2),
     "dctcp-4f-100M-10ms-k40": ("dctcp", {"rate": "100Mbit", "delay": "5ms",
                                          "queue": {"limit": 400, "ecn-threshold": 40}}, 4),
+    "scalable-1f-20M-20ms-loss0.5": ("scalable", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp",
+                                                  "loss": 0.005}, 1),
 }
 
 
