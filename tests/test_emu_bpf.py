@@ -153,7 +153,8 @@ flows:
     with pytest.raises(ConfigErrors) as e:
         load(_yaml(tmp_path, body))
     msg = str(e.value)
-    assert 'flows[0].scheme.bpf: no BPF program "vegs"' in msg and "dctcp, vegas" in msg
+    from ccbench.config.bpfschemes import shipped
+    assert 'flows[0].scheme.bpf: no BPF program "vegs"' in msg and ", ".join(shipped()) in msg
     assert "flows[1].scheme.bpf" in msg and "neither C source" in msg
     assert 'flows[2].scheme.alpha: unknown key "alpha" in a BPF scheme' in msg
     assert "flows[3].scheme.bpf" in msg and "tcp_congestion_ops" in msg

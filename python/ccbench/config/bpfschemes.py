@@ -1,7 +1,7 @@
 """BPF schemes: a kernel congestion control written in BPF, registered for the run through
 struct_ops (docs/bpf-schemes.md)::
 
-    scheme: {bpf: vegas}                    # shipped: python/ccbench/schemes/bpf/vegas.c
+    scheme: {bpf: vegas}                    # shipped: python/ccbench/schemes/bpf/*.c
     scheme: {bpf: my_cc.c}                  # a file next to the experiment (or a .o)
     scheme: {bpf: build/my_cc.o, name: mycc}
 
@@ -22,7 +22,7 @@ from .errors import Collector, show
 
 #: The BPF congestion controls shipped with ccbench.
 SHIPPED_DIR = Path(__file__).resolve().parents[1] / "schemes" / "bpf"
-EXAMPLE = "e.g. scheme: {bpf: vegas} (shipped: vegas, dctcp) or scheme: {bpf: my_cc.c}"
+EXAMPLE = "e.g. scheme: {bpf: vegas} (a shipped one) or scheme: {bpf: my_cc.c}"
 _NAME = re.compile(r'\.name\s*=\s*"([A-Za-z0-9_\-]{1,15})"')
 
 
