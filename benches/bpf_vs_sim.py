@@ -34,6 +34,8 @@ CASES = {
                                          "queue": {"limit": 400, "ecn-threshold": 40}}, 4),
     "scalable-1f-20M-20ms-loss0.5": ("scalable", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp",
                                                   "loss": 0.005}, 1),
+    "highspeed-1f-100M-20ms-loss0.02": ("highspeed", {"rate": "100Mbit", "delay": "10ms", "queue": "1bdp",
+                                                      "loss": 0.0002}, 1),
 }
 
 
