@@ -40,6 +40,12 @@ pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
     // bytes handed over by the application and not yet written (u64::MAX: a backlog)
     let mut due: u64 = 0;
     let (mut on, mut written, mut periods) = (false, 0u64, 0u64);
+    // The socket took everything last time (or has signalled POLLOUT since): a send may go.
+    // A writer that retried send() on a timer instead let a cwnd-limited kernel socket hold
+    // twice its tcp_wmem (8.4 MB against 4 MiB: tcp_sendmsg appends to a partly sent tail skb
+    // without the memory check), so a blocked writer sends again only after POLLOUT, and then
+    // writes until the socket is full again, as a blocking write() does.
+    let mut writable = true;
     loop {
         let now = mono_ns();
         if now >= app.stop || (app.bytes > 0 && written >= app.bytes) {
@@ -85,22 +91,30 @@ pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
                 continue;
             }
         }
+        if !writable {
+            // socket full: wait for room (or the end of the on period, or the stop), then
+            // look at the model's instants again before sending
+            writable = wait_fd(fd, libc::POLLOUT, wake.max(now + 1));
+            continue;
+        }
         // SAFETY: sending from our buffer on our socket.
         let r = unsafe { libc::send(fd, buf.as_ptr() as *const _, want as usize, libc::MSG_NOSIGNAL) };
         if r > 0 {
             written += r as u64;
             due = due.saturating_sub(r as u64);
-            if app.rate_bps.is_some() && r as u64 == want {
-                continue; // caught up; the next pass sleeps until the next instant
-            }
+            // send again only once poll says the socket is writable (at least a third of
+            // its buffer free, sk_stream_is_writeable)
+            writable = false;
         } else if r < 0 {
             let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EAGAIN) && e.raw_os_error() != Some(libc::EINTR) {
-                return (written, periods, Some(format!("send: {e}")));
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) => writable = false,
+                Some(libc::EINTR) => {}
+                _ => return (written, periods, Some(format!("send: {e}"))),
             }
         }
-        // socket full: wait for room (or the end of the on period)
-        wait_fd(fd, libc::POLLOUT, wake.max(now + 1));
+        // a rate-limited writer that caught up sleeps until its next instant (due is 0); a
+        // backlogged one writes again at once until the socket is full
     }
     (written, periods, None)
 }
