@@ -42,19 +42,19 @@ KNOWN: dict[str, str] = {
         "the profiles differ only in what the simulator models (IW, initial RTO, TLP, RTT "
         "resolution, SACK compression, rate-halving vs PRR, early retransmit, FACK vs RACK). At "
         "medium scale linux-2.6.36 is best in 3 of 24 (CC, N) cases on the full-duplex link (IW "
-        "3 on every flow slows the background flows as much as the main flow), and in 6 of 24 "
+        "3 on every flow slows the background flows as much as the main flow), and in 9 of 24 "
         "on the CSMA channel (below). "
         "The thesis's clear 2.6.36 lead does not appear; what the profiles still do not model "
         "is the F-RTO rewrite, TSQ and the HyStart/CUBIC fixes of 3.x"),
     "csma-sim2": (
-        "the main flow takes 2.4-2.8 times the thesis's time on 2.6.36 (cubic 323 vs 115 s at N "
+        "the main flow takes 2.1-2.8 times the thesis's time on 2.6.36 (cubic 323 vs 115 s at N "
         "= 2): in ccbench every flow starts at 0 and the channel is shared about evenly. The "
         "thesis's main flow moved 1 MiB in 115 s at N = 2, 9.1 kB/s, faster than its own "
         "single flow on the same channel (7.24 kB/s, Table 5.1), so its background flows cannot "
         "have been sending for most of that time (their start times are not stated)"),
     "csma-ranking": (
-        "at medium scale linux-2.6.36 is the best profile in 6 of 24 (CC, N) cases on the "
-        "channel (linux-3.12 in 8, linux-3.10 in 7): the differences the profiles model "
+        "at medium scale linux-2.6.36 is the best profile in 9 of 24 (CC, N) cases on the "
+        "channel (linux-3.12 in 7, 3.7 and 3.10 in 4 each): the differences the profiles model "
         "(IW, initial RTO, TLP, RTT resolution, SACK compression, rate-halving vs PRR, early "
         "retransmit, FACK vs RACK) weigh little at 10 frames per second, and the F-RTO rewrite "
         "the thesis also credits is not modelled"),
