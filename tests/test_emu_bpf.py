@@ -239,3 +239,12 @@ flows:
     assert t["k"] == pytest.approx(t["hs"], rel=0.05), t
     assert t["k"] > 1.08 * t["rn"], t
     assert _gone("bpf_highspeed")
+
+
+def test_doctor_says_whether_bpf_schemes_can_be_built(monkeypatch):
+    from ccbench.backends.emu import doctor
+    c = {x.name: x for x in doctor.checks(measure=False)}["bpf schemes"]
+    assert c.ok == (bpf.missing() is None) and not c.required
+    monkeypatch.setattr(bpf.shutil, "which", lambda name: None if name == "clang" else "/bin/true")
+    c = {x.name: x for x in doctor.checks(measure=False)}["bpf schemes"]
+    assert not c.ok and "clang is not installed" in c.detail and "make bpf" in c.fix

@@ -92,6 +92,12 @@ def checks(schemes: list[str] | None = None, measure: bool = True) -> list[Check
     out.append(Check("congestion controls", bool(avail),
                      f"available: {' '.join(avail) or '-'}; allowed for non-root: {' '.join(allowed) or '-'}",
                      "mount /proc", required=bool(schemes)))
+    from .bpf import missing as bpf_missing
+    why = bpf_missing()
+    out.append(Check("bpf schemes", why is None,
+                     "clang, bpftool, libbpf headers and kernel BTF present: `scheme: {bpf: ...}` "
+                     "can be built" if why is None else why.split(". Fix:")[0],
+                     "make bpf (docs/bpf-schemes.md)", required=False))
     for s in schemes or []:
         ok = s in avail
         out.append(Check(f"scheme {s}", ok, "available in the kernel" if ok else "not available in the kernel",
