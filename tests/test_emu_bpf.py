@@ -77,7 +77,7 @@ def test_bpf_vegas_runs_on_the_kernel_and_nothing_stays_registered(tmp_path):
     tput = (late["bytes_acked"][-1] - late["bytes_acked"][0]) * 8 / ((late["time_ns"][-1] - late["time_ns"][0]) / 1e9)
     assert tput >= 0.9 * 20e6, tput
     assert _gone("bpf_vegas"), "bpf_vegas is still registered after the run"
-    assert not any(_ours())
+    assert _ours(res.meta["emu"]["run_id"]) == ([], [])
 
 
 @needs_bpf

@@ -9,9 +9,16 @@ from ccbench.config.host import MODELS
 
 # Every link at the bottleneck rate, zero propagation delay, 1000-packet queues: CUBIC's
 # backlogged side link feeds the central queue at exactly its drain rate.
+# tcp.wmem: the phase lock is CUBIC's side-link backlog feeding the central queue at exactly
+# its drain rate. With Linux's default 4-MiB send buffer CUBIC's sender (same peak window, 1943
+# packets) waits until a third of its buffer is free and refills it in bursts, which breaks the
+# exact lock much as host noise does (exact timing: BBR's last arrival 16.0 s against 6.6 s with
+# a 64-MiB buffer). The noise model is checked on the layout as recorded: a buffer that does
+# not bind.
 PHASE = """duration: %(d)s
 seed: %(seed)s
 %(host)s
+tcp: {wmem: [4096, 16384, 64MiB]}
 central: {rate: 100Mbit, delay: 0ms, queue: 1000}
 flows:
   - {scheme: cubic, left-rate: 100Mbit, right-rate: 100Mbit, left-queue: 1000, right-queue: 1000}

@@ -42,8 +42,10 @@ def test_full_droptail_queue_delay(tmp_path):
     """A full 1000-packet queue at 100 Mbit/s delays a 1500-byte packet by 1000 × 120 µs =
     120 ms (CoCo-Beholder's ≈121 ms comes from netem also counting 14-byte Ethernet headers:
     1000 × 1514 B × 8 / 100 Mbit/s = 121.1 ms)."""
+    # an exact analytic value; a send buffer that does not bind (with Linux's 4-MiB default the
+    # application refills a full socket in bursts that queue ~1 ms on the 1-Gbit/s side link)
     exp = experiment([{"scheme": "reno", "flows": 1, "direction": "->"}], duration=20,
-                     queue=1000, host={"noise": "exact"})  # an exact analytic value
+                     queue=1000, host={"noise": "exact"}, tcp={"wmem": [4096, 16384, 64 << 20]})
     res = run(tmp_path, exp)
     flow = res.experiment["flows"][0]
     links = res.experiment["links"]
