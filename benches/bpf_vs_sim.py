@@ -2,10 +2,11 @@
 """BPF schemes on the kernel vs the simulator's built-in versions (not a test; needs root,
 `make build` and `make bpf`).
 
-For each shipped BPF scheme (vegas, dctcp) and scenario, the same experiment runs on the
-kernel backend with ``scheme: {bpf: NAME}`` (the BPF program registered through struct_ops)
-and on the simulator with ``scheme: NAME`` (crates/sim/src/cc), ``--repeats`` times each
-(seeds 1..N; the simulator's host noise varies with the seed, the kernel varies by itself).
+For each shipped BPF scheme (vegas, dctcp, scalable, highspeed, veno, bic, htcp) and scenario,
+the same experiment runs on the kernel backend with ``scheme: {bpf: NAME}`` (the BPF program
+registered through struct_ops) and on the simulator with ``scheme: NAME`` (crates/sim/src/cc),
+``--repeats`` times each (seeds 1..N; the simulator's host noise varies with the seed, the
+kernel varies by itself).
 Prints, per case and backend, the mean over repeats (min–max) of total throughput, mean and
 p95 one-way delay, loss and Jain's index (ccbench.compare's whole-run metrics).
 
@@ -36,6 +37,15 @@ CASES = {
                                                   "loss": 0.005}, 1),
     "highspeed-1f-100M-20ms-loss0.02": ("highspeed", {"rate": "100Mbit", "delay": "10ms", "queue": "1bdp",
                                                       "loss": 0.0002}, 1),
+    "veno-1f-20M-20ms-q1bdp": ("veno", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
+    "veno-2f-20M-20ms-q1bdp": ("veno", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
+    "veno-1f-20M-20ms-loss1": ("veno", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
+    "bic-1f-20M-20ms-q1bdp": ("bic", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
+    "bic-2f-20M-20ms-q1bdp": ("bic", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
+    "bic-1f-20M-20ms-loss1": ("bic", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
+    "htcp-1f-20M-20ms-q1bdp": ("htcp", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
+    "htcp-2f-20M-20ms-q1bdp": ("htcp", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
+    "htcp-1f-20M-20ms-loss1": ("htcp", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
 }
 
 
