@@ -73,15 +73,20 @@ def test_mobile_kernel_subset_runs_vegas_as_bpf_where_it_can_be_built(tmp_path):
     import yaml
 
     from ccbench.backends.emu import bpf
-    from ccbench.studies import mobile
-    from ccbench.studies.common import STUDIES_DIR
+    from ccbench.studies import linux_evolution, mobile
+    from ccbench.studies.common import STUDIES_DIR, cc_of
     doc = yaml.safe_load((STUDIES_DIR / "mobile-broadband" / "bulk.yaml").read_text())
     k = mobile.kernel("bulk", doc, "medium")
     values = k["sweep"]["axes"]["cc"]["values"]
-    assert values[:2] == ["reno", "cubic"]
+    assert "reno" in values and "cubic" in values
     assert ({"bpf": "vegas"} in values) == (bpf.missing() is None)
-    assert [mobile.cc_of(v) for v in ('{"bpf": "vegas"}', {"bpf": "vegas"}, "reno")] == \
+    assert [cc_of(v) for v in ('{"bpf": "vegas"}', {"bpf": "vegas"}, "reno")] == \
         ["vegas", "vegas", "reno"]
+    evo = yaml.safe_load((STUDIES_DIR / "linux-evolution" / "sim1-single.yaml").read_text())
+    kv = linux_evolution.kernel("sim1", evo, "medium")["sweep"]["axes"]["cc"]["values"]
+    assert "reno" in kv and "cubic" in kv and "bic" not in kv
+    if bpf.missing() is None:  # the study's algorithms shipped in BPF run on the kernel too
+        assert {"bpf": "vegas"} in kv and {"bpf": "scalable"} in kv and {"bpf": "highspeed"} in kv
     f = tmp_path / "k.yaml"
     f.write_text(yaml.safe_dump(k))
     r = subprocess.run([sys.executable, "-m", "ccbench", "sweep", str(f), "--dry-run",

@@ -295,6 +295,34 @@ def _kernel_release() -> str:
     return platform.release()
 
 
+def kernel_schemes(wanted: list[str]) -> list:
+    """The kernel-backend scheme values for the study's algorithms `wanted`: this kernel's own
+    (reno, cubic, bbr) by name, the others as the shipped BPF program (``{"bpf": name}``,
+    docs/bpf-schemes.md) where one exists and this machine can build it."""
+    import shutil
+    from ..config.bpfschemes import shipped
+    own = {"reno", "cubic", "bbr"}
+    bpf_ok = bool(shutil.which("clang") and shutil.which("bpftool")
+                  and Path("/usr/include/bpf/bpf_helpers.h").is_file()
+                  and Path("/sys/kernel/btf/vmlinux").is_file())
+    have = set(shipped()) if bpf_ok else set()
+    return [w if w in own else {"bpf": w} for w in wanted if w in own or w in have]
+
+
+def cc_of(value: Any) -> Any:
+    """The study's algorithm name of an index's `cc` value: a BPF scheme (``{"bpf": "vegas"}``,
+    stored in the index as its JSON) is the algorithm it implements."""
+    if isinstance(value, str) and value.startswith("{"):
+        import json
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    if isinstance(value, dict):
+        return str(value.get("bpf", value))
+    return value
+
+
 def patch(doc: dict, changes: dict[Any, Any]) -> dict:
     """A copy of ``doc`` with keys set: a dotted string (``sweep.repeats``) or a tuple of keys
     (``("sweep", "axes", "central.rate")``, for keys that contain dots); a value of

@@ -15,7 +15,8 @@ from __future__ import annotations
 import polars as pl
 import yaml
 
-from .common import STUDIES_DIR, Check, Ctx, Output, Table, fig_path, patch, rel_diff
+from .common import STUDIES_DIR, Check, Ctx, Output, Table, cc_of, fig_path, kernel_schemes, patch, \
+    rel_diff
 
 NAME = "mobile-broadband"
 TITLE = "TCP over 3G mobile broadband"
@@ -65,35 +66,12 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     return d
 
 
-def kernel_ccs() -> list:
-    """reno and cubic, and vegas as the shipped BPF program when this machine can build one
-    (docs/bpf-schemes.md: clang, bpftool; the kernel itself has no vegas)."""
-    import shutil
-    from pathlib import Path
-    bpf_ok = (shutil.which("clang") and shutil.which("bpftool")
-              and Path("/usr/include/bpf/bpf_helpers.h").is_file()
-              and Path("/sys/kernel/btf/vmlinux").is_file())
-    return ["reno", "cubic"] + ([{"bpf": "vegas"}] if bpf_ok else [])
-
-
-def cc_of(value) -> str:
-    """The study's CC name of an index's `cc` value: a BPF scheme ({"bpf": "vegas"}, stored as
-    its JSON) is the algorithm it implements."""
-    if isinstance(value, str) and value.startswith("{"):
-        import json
-        v = json.loads(value)
-        return str(v.get("bpf", value)) if isinstance(v, dict) else value
-    if isinstance(value, dict):
-        return str(value.get("bpf", value))
-    return value
-
-
 def kernel(key: str, doc: dict, scale: str) -> dict | None:
     """Kernel subset: reno, cubic and (as BPF, where it can be built) vegas, unlimited buffers,
     bulk and onoff, one run each (real time: up to a few minutes per bulk run)."""
     if key not in ("bulk", "onoff") or scale == "reduced":
         return None
-    return patch(doc, {("sweep", "axes", "cc"): {"path": "flows[0].scheme", "values": kernel_ccs()},
+    return patch(doc, {("sweep", "axes", "cc"): {"path": "flows[0].scheme", "values": kernel_schemes(list(CCS))},
                        "sweep.variants": {"unlimited": doc["sweep"]["variants"]["unlimited"]},
                        "sweep.repeats": 1})
 
