@@ -2,11 +2,11 @@
 """BPF schemes on the kernel vs the simulator's built-in versions (not a test; needs root,
 `make build` and `make bpf`).
 
-For each shipped BPF scheme (vegas, dctcp, scalable, highspeed, veno, bic, htcp, westwood) and
-scenario, the same experiment runs on the kernel backend with ``scheme: {bpf: NAME}`` (the BPF
-program registered through struct_ops) and on the simulator with ``scheme: NAME``
-(crates/sim/src/cc), ``--repeats`` times each (seeds 1..N; the simulator's host noise varies
-with the seed, the kernel varies by itself). Prints, per case and backend, the mean over
+For each shipped BPF scheme (vegas, dctcp, scalable, highspeed, veno, bic, htcp, westwood,
+illinois) and scenario, the same experiment runs on the kernel backend with ``scheme: {bpf:
+NAME}`` (the BPF program registered through struct_ops) and on the simulator with ``scheme:
+NAME`` (crates/sim/src/cc), ``--repeats`` times each (seeds 1..N; the simulator's host noise
+varies with the seed, the kernel varies by itself). Prints, per case and backend, the mean over
 repeats (min–max) of total throughput, mean and p95 one-way delay, loss and Jain's index
 (ccbench.compare's whole-run metrics).
 
@@ -49,6 +49,9 @@ CASES = {
     "westwood-1f-20M-20ms-q1bdp": ("westwood", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
     "westwood-2f-20M-20ms-q1bdp": ("westwood", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
     "westwood-1f-20M-20ms-loss1": ("westwood", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
+    "illinois-1f-20M-20ms-q1bdp": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
+    "illinois-2f-20M-20ms-q1bdp": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
+    "illinois-1f-20M-20ms-loss1": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
 }
 
 
