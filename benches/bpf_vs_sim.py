@@ -3,12 +3,12 @@
 `make build` and `make bpf`).
 
 For each shipped BPF scheme (vegas, dctcp, scalable, highspeed, veno, bic, htcp, westwood,
-illinois) and scenario, the same experiment runs on the kernel backend with ``scheme: {bpf:
-NAME}`` (the BPF program registered through struct_ops) and on the simulator with ``scheme:
-NAME`` (crates/sim/src/cc), ``--repeats`` times each (seeds 1..N; the simulator's host noise
-varies with the seed, the kernel varies by itself). Prints, per case and backend, the mean over
-repeats (min–max) of total throughput, mean and p95 one-way delay, loss and Jain's index
-(ccbench.compare's whole-run metrics).
+illinois, hybla) and scenario, the same experiment runs on the kernel backend with ``scheme:
+{bpf: NAME}`` (the BPF program registered through struct_ops) and on the simulator with
+``scheme: NAME`` (crates/sim/src/cc), ``--repeats`` times each (seeds 1..N; the simulator's
+host noise varies with the seed, the kernel varies by itself). Prints, per case and backend,
+the mean over repeats (min–max) of total throughput, mean and p95 one-way delay, loss and
+Jain's index (ccbench.compare's whole-run metrics).
 
     sudo .venv/bin/python benches/bpf_vs_sim.py [--duration 10] [--repeats 3] [--out DIR]
 
@@ -52,6 +52,8 @@ CASES = {
     "illinois-1f-20M-20ms-q1bdp": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
     "illinois-2f-20M-20ms-q1bdp": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
     "illinois-1f-20M-20ms-loss1": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
+    "hybla-1f-20M-20ms-q1bdp": ("hybla", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
+    "hybla-1f-10M-200ms-loss1": ("hybla", {"rate": "10Mbit", "delay": "100ms", "queue": "1bdp", "loss": 0.01}, 1),
 }
 
 

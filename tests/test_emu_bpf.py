@@ -374,3 +374,27 @@ def test_bpf_illinois_cuts_by_an_eighth_when_the_queue_is_empty(tmp_path):
     assert km >= 0.8, kc
     assert abs(km - sm) <= 0.06, (kc, sc)
     assert _gone("bpf_illinois")
+
+
+@needs_bpf
+def test_bpf_hybla_grows_as_a_25ms_flow_on_a_200ms_path(tmp_path):
+    """Hybla scales growth by rho = SRTT / 25 ms (8 on a 200-ms path): 2^rho - 1 segments per
+    ACK in slow start, rho^2 / cwnd in congestion avoidance. With 1 % loss on 10 Mbit/s, 200 ms
+    Reno is held near 1.5 Mbit/s (Mathis), Hybla several times above (5 s: kernel 8.1,
+    simulator 6.0, simulator Reno 1.5; the kernel's window grows past the simulator's 2048
+    packets in slow start, docs/bpf-schemes.md). The connection starts with cwnd = rho = 8
+    (Reno and CUBIC: 10)."""
+    body = """
+duration: 5
+central: {{rate: 10Mbit, delay: 100ms, queue: 1bdp, loss: 0.01}}
+flows:
+  - {{scheme: {scheme}, flows: 1}}
+"""
+    k = ccbench.run(_yaml(tmp_path, body.format(scheme="{bpf: hybla}"), "k.yaml"), tmp_path / "k", backend="emu")
+    s = ccbench.run(_yaml(tmp_path, body.format(scheme="hybla"), "s.yaml"), tmp_path / "s")
+    r = ccbench.run(_yaml(tmp_path, body.format(scheme="reno"), "r.yaml"), tmp_path / "r")
+    t = {n: x.flowstats["delivered_bytes"][0] * 8 / 5 for n, x in (("k", k), ("s", s), ("r", r))}
+    assert k.meta["emu"]["agents"][0]["cc"] == "bpf_hybla"
+    assert t["k"] > 2.5 * t["r"] and t["s"] > 2.5 * t["r"], t
+    assert k.flows.sort("time_ns")["cwnd"][0] == 8
+    assert _gone("bpf_hybla")
