@@ -7,10 +7,11 @@
  * packets, +1 % per RTT above); a loss sets ssthresh = cwnd - cwnd/8.
  *
  * Difference from the kernel module: no tcp_is_cwnd_limited() gate (growth also when the
- * sender is not using its window). Reading tcp_sock's is_cwnd_limited bitfield from this
- * program (BPF_CORE_READ_BITFIELD) made the window jump to ~10^9 after some seconds on this
- * kernel (6.18); the cause is not found, so the gate is left out. Bulk flows, which always
- * fill their window, are unaffected (docs/bpf-schemes.md).
+ * sender is not using its window). A version reading tcp_sock's is_cwnd_limited bitfield
+ * (BPF_CORE_READ_BITFIELD) saw its window jump to ~10^9 after some seconds on this kernel
+ * (6.18); that has the signature of the kernel skipping a program's ssthresh
+ * (docs/bpf-schemes.md, "Programs the kernel sometimes does not run"), so the read may be
+ * innocent — not retried yet. Bulk flows, which always fill their window, are unaffected.
  */
 #include "ccbench_tcp_ca.h"
 
