@@ -210,11 +210,7 @@ impl TcpSender {
             if let Some(i) = self.rtx.iter().position(|s| s.flags & (SACKED | LOST) == 0) {
                 let lost_before = self.sk.lost;
                 self.mark_lost(i);
-                self.enter_recovery();
-                if !self.cc.has_cong_control() {
-                    let nl = (self.sk.lost - lost_before) as u32;
-                    self.cwnd_reduction(1, nl, 0);
-                }
+                self.recover_after_timer_marks(lost_before);
             }
         }
         self.timer = Some((0, TimerKind::ReoTimeout));

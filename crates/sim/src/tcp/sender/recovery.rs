@@ -92,6 +92,20 @@ impl TcpSender {
         self.set_ca_state(CaState::Recovery);
     }
 
+    /// A timer found losses outside Recovery (RACK's reorder timer, the early-retransmit
+    /// delay): enter Recovery and take PRR's first step for the packets it marked, as
+    /// `tcp_rack_reo_timeout` / `tcp_resume_early_retransmit` do.
+    pub(super) fn recover_after_timer_marks(&mut self, lost_before: u64) {
+        if self.sk.ca_state == CaState::Recovery {
+            return;
+        }
+        self.enter_recovery();
+        if !self.cc.has_cong_control() {
+            let nl = (self.sk.lost - lost_before) as u32;
+            self.cwnd_reduction(1, nl, 0);
+        }
+    }
+
     /// Leaving Recovery/Loss without undo (`tcp_try_undo_recovery` when undo is impossible).
     pub(super) fn finish_recovery(&mut self) {
         if self.rack.reo_wnd_persist > 0 {

@@ -187,13 +187,7 @@ impl TcpSender {
         let lost_before = self.sk.lost;
         self.rack_detect_loss();
         if prior_inflight != self.sk.packets_in_flight() {
-            if self.sk.ca_state != CaState::Recovery {
-                self.enter_recovery();
-                if !self.cc.has_cong_control() {
-                    let nl = (self.sk.lost - lost_before) as u32;
-                    self.cwnd_reduction(1, nl, 0);
-                }
-            }
+            self.recover_after_timer_marks(lost_before);
         }
         // The fired timer was the reorder timer: re-arm the RTO relative to the head.
         self.timer = Some((0, TimerKind::ReoTimeout));
