@@ -37,24 +37,18 @@ CASES = {
                                                   "loss": 0.005}, 1),
     "highspeed-1f-100M-20ms-loss0.02": ("highspeed", {"rate": "100Mbit", "delay": "10ms", "queue": "1bdp",
                                                       "loss": 0.0002}, 1),
-    "veno-1f-20M-20ms-q1bdp": ("veno", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
-    "veno-2f-20M-20ms-q1bdp": ("veno", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
-    "veno-1f-20M-20ms-loss1": ("veno", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
-    "bic-1f-20M-20ms-q1bdp": ("bic", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
-    "bic-2f-20M-20ms-q1bdp": ("bic", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
-    "bic-1f-20M-20ms-loss1": ("bic", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
-    "htcp-1f-20M-20ms-q1bdp": ("htcp", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
-    "htcp-2f-20M-20ms-q1bdp": ("htcp", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
-    "htcp-1f-20M-20ms-loss1": ("htcp", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
-    "westwood-1f-20M-20ms-q1bdp": ("westwood", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
-    "westwood-2f-20M-20ms-q1bdp": ("westwood", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
-    "westwood-1f-20M-20ms-loss1": ("westwood", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
-    "illinois-1f-20M-20ms-q1bdp": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
-    "illinois-2f-20M-20ms-q1bdp": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 2),
-    "illinois-1f-20M-20ms-loss1": ("illinois", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp", "loss": 0.01}, 1),
     "hybla-1f-20M-20ms-q1bdp": ("hybla", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
     "hybla-1f-10M-200ms-loss1": ("hybla", {"rate": "10Mbit", "delay": "100ms", "queue": "1bdp", "loss": 0.01}, 1),
 }
+
+
+# The study algorithms' standard three cases: one and two flows on a clean 20 Mbit/s, 20 ms,
+# 1-BDP path, and one flow with 1 % random loss.
+_CLEAN = {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}
+for _s in ("veno", "bic", "htcp", "westwood", "illinois"):
+    CASES[f"{_s}-1f-20M-20ms-q1bdp"] = (_s, _CLEAN, 1)
+    CASES[f"{_s}-2f-20M-20ms-q1bdp"] = (_s, _CLEAN, 2)
+    CASES[f"{_s}-1f-20M-20ms-loss1"] = (_s, {**_CLEAN, "loss": 0.01}, 1)
 
 
 def metrics(res) -> dict:
