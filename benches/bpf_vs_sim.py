@@ -3,12 +3,13 @@
 `make build` and `make bpf`).
 
 For each shipped BPF scheme (vegas, dctcp, scalable, highspeed, veno, bic, htcp, westwood,
-illinois, hybla) and scenario, the same experiment runs on the kernel backend with ``scheme:
-{bpf: NAME}`` (the BPF program registered through struct_ops) and on the simulator with
-``scheme: NAME`` (crates/sim/src/cc), ``--repeats`` times each (seeds 1..N; the simulator's
+illinois, hybla, lp) and scenario, the same experiment runs on the kernel backend with
+``scheme: {bpf: NAME}`` (the BPF program registered through struct_ops) and on the simulator
+with ``scheme: NAME`` (crates/sim/src/cc), ``--repeats`` times each (seeds 1..N; the simulator's
 host noise varies with the seed, the kernel varies by itself). Prints, per case and backend,
 the mean over repeats (min–max) of total throughput, mean and p95 one-way delay, loss and
-Jain's index (ccbench.compare's whole-run metrics).
+Jain's index (ccbench.compare's whole-run metrics). A case may add flows of another scheme
+(the same on both backends: ``lp-vs-reno``'s Reno flow).
 
     sudo .venv/bin/python benches/bpf_vs_sim.py [--duration 10] [--repeats 3] [--out DIR]
 
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import ccbench  # noqa: E402
 
 CASES = {
-    # name: (scheme, central, flows)
+    # name: (scheme, central, flows[, other flows])
     "vegas-1f-20M-20ms-q1bdp": ("vegas", {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}, 1),
     "vegas-2f-20M-40ms-q2bdp": ("vegas", {"rate": "20Mbit", "delay": "20ms", "queue": "2bdp"}, 2),
     "dctcp-2f-50M-10ms-k20": ("dctcp", {"rate": "50Mbit", "delay": "5ms",
@@ -45,10 +46,12 @@ CASES = {
 # The study algorithms' standard three cases: one and two flows on a clean 20 Mbit/s, 20 ms,
 # 1-BDP path, and one flow with 1 % random loss.
 _CLEAN = {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}
-for _s in ("veno", "bic", "htcp", "westwood", "illinois"):
+for _s in ("veno", "bic", "htcp", "westwood", "illinois", "lp"):
     CASES[f"{_s}-1f-20M-20ms-q1bdp"] = (_s, _CLEAN, 1)
     CASES[f"{_s}-2f-20M-20ms-q1bdp"] = (_s, _CLEAN, 2)
     CASES[f"{_s}-1f-20M-20ms-loss1"] = (_s, {**_CLEAN, "loss": 0.01}, 1)
+# LP next to a Reno flow (it should yield)
+CASES["lp-vs-reno-20M-20ms-q1bdp"] = ("lp", _CLEAN, 1, [{"scheme": "reno", "flows": 1}])
 
 
 def metrics(res) -> dict:
@@ -69,13 +72,13 @@ def main() -> int:
     out = Path(a.out)
     results = {}
     for name in a.cases.split(","):
-        scheme, central, n = CASES[name]
+        scheme, central, n, *other = CASES[name]
         results[name] = {}
         for backend, sch in (("kernel", {"bpf": scheme}), ("sim", scheme)):
             runs = []
             for seed in range(1, a.repeats + 1):
                 exp = {"duration": a.duration, "seed": seed, "central": central,
-                       "flows": [{"scheme": sch, "flows": n}]}
+                       "flows": [{"scheme": sch, "flows": n}] + (other[0] if other else [])}
                 res = ccbench.run(exp, out / name / f"{backend}-{seed}",
                                   backend="emu" if backend == "kernel" else "sim")
                 runs.append(metrics(res))
