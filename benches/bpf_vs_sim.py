@@ -3,7 +3,7 @@
 `make build` and `make bpf`).
 
 For each shipped BPF scheme (vegas, dctcp, scalable, highspeed, veno, bic, htcp, westwood,
-illinois, hybla, lp) and scenario, the same experiment runs on the kernel backend with
+illinois, hybla, lp, yeah) and scenario, the same experiment runs on the kernel backend with
 ``scheme: {bpf: NAME}`` (the BPF program registered through struct_ops) and on the simulator
 with ``scheme: NAME`` (crates/sim/src/cc), ``--repeats`` times each (seeds 1..N; the simulator's
 host noise varies with the seed, the kernel varies by itself). Prints, per case and backend,
@@ -46,12 +46,13 @@ CASES = {
 # The study algorithms' standard three cases: one and two flows on a clean 20 Mbit/s, 20 ms,
 # 1-BDP path, and one flow with 1 % random loss.
 _CLEAN = {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}
-for _s in ("veno", "bic", "htcp", "westwood", "illinois", "lp"):
+for _s in ("veno", "bic", "htcp", "westwood", "illinois", "lp", "yeah"):
     CASES[f"{_s}-1f-20M-20ms-q1bdp"] = (_s, _CLEAN, 1)
     CASES[f"{_s}-2f-20M-20ms-q1bdp"] = (_s, _CLEAN, 2)
     CASES[f"{_s}-1f-20M-20ms-loss1"] = (_s, {**_CLEAN, "loss": 0.01}, 1)
-# LP next to a Reno flow (it should yield)
+# LP next to a Reno flow (it should yield); YeAH on a queue deep enough for its decongestion
 CASES["lp-vs-reno-20M-20ms-q1bdp"] = ("lp", _CLEAN, 1, [{"scheme": "reno", "flows": 1}])
+CASES["yeah-1f-20M-20ms-q300"] = ("yeah", {**_CLEAN, "queue": 300}, 1)
 
 
 def metrics(res) -> dict:
