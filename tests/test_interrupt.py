@@ -142,7 +142,9 @@ def test_sigkill_during_the_table_write_is_cleaned_by_the_next_run(tmp_path, exp
     p.kill()
     p.wait()
     left = hidden(tmp_path)
-    assert len(left) == 1 and left[0].startswith(".out.tmp-")   # what SIGKILL leaves
+    # what SIGKILL leaves: the folder being written and the run's spilled chunks
+    assert len(left) == 2 and all(q.startswith(".out.tmp-") for q in left), left
+    assert sum("-spill-" in q for q in left) == 1
     q = start("run", exp_file, "-o", out, "--quiet", "--no-plots")
     assert q.wait(timeout=120) == 0
     assert hidden(tmp_path) == [] and (out / "complete.json").is_file()

@@ -143,7 +143,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         seed: int | None = None, packets: bool | None = None, progress=False,
         overwrite: bool = True, source: str | None = None, backend: str = "sim",
         reload: bool = True, pcap: int | None = None, budget: bool = True,
-        memory_budget: int | str | None = None) -> Results:
+        memory_budget: int | str | None = None, spill_rows: int | None = None) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict, an experiment document (a dict as the YAML
@@ -156,7 +156,12 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
 
     Before anything runs, the run's memory and time are estimated (ccbench.budget) and a
     run over budget raises ``budget.BudgetError`` with the estimate; ``memory_budget``
-    (bytes) replaces the default (80 % of the available memory), ``budget=False`` skips it."""
+    (bytes) replaces the default (80 % of the available memory), ``budget=False`` skips it.
+
+    On the simulator the per-packet records and the flow and queue samples go to disk in
+    chunks of at least ``spill_rows`` rows while the run goes on (default: the environment's
+    CCBENCH_SPILL_ROWS, else ``results.spill.SPILL_ROWS``; docs/robustness.md): the tables
+    written are the same whatever the chunk size."""
     from .backends import sim as _sim
 
     if backend == "both":
@@ -182,13 +187,21 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     from . import budget as _budget
     _budget.check(exp, memory_budget=memory_budget, enabled=budget)
     emu_meta = stats = None
-    cap_dir = cap_summary = None
+    cap_dir = cap_summary = spill_dir = None
+    import shutil
+    import tempfile
+    Path(out_dir).parent.mkdir(parents=True, exist_ok=True)
     if pcap is not None:
-        import tempfile
         from .capture import export as _cap
-        Path(out_dir).parent.mkdir(parents=True, exist_ok=True)
         cap_dir = Path(tempfile.mkdtemp(prefix=f".{Path(out_dir).name}.pcap-",
                                         dir=Path(out_dir).parent))
+    if backend == "sim":
+        # The records that grow with the run go to disk in chunks while it runs
+        # (results/spill.py); a killed run's folder is a stale temporary (results/writer.py).
+        import os
+        from .results.spill import Spill, spill_rows as default_spill_rows
+        spill_dir = Path(tempfile.mkdtemp(prefix=f".{Path(out_dir).name}.tmp-{os.getpid()}-spill-",
+                                          dir=Path(out_dir).parent))
     try:
         if backend == "emu":
             from .backends import emu as _emu
@@ -200,14 +213,15 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
                 tables, emu_meta, wall = _emu.emulate(exp, progress=progress)
         else:
             capture = _cap.capture_config(exp, cap_dir / "pcap", pcap) if cap_dir else None
-            tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture)
+            tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture,
+                                                spill=Spill(spill_dir, spill_rows or default_spill_rows()))
             if capture:
                 cap_summary = _cap.summary_of(stats)
                 stats = {k: v for k, v in stats.items() if k != "capture"}
     except BaseException:
-        if cap_dir is not None:
-            import shutil
-            shutil.rmtree(cap_dir, ignore_errors=True)
+        for d in (cap_dir, spill_dir):
+            if d is not None:
+                shutil.rmtree(d, ignore_errors=True)
         raise
     from . import _core
     meta = {
@@ -231,9 +245,9 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         path = write_results(out_dir, tables, meta, overwrite=overwrite,
                              extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None)
     finally:
-        if cap_dir is not None:
-            import shutil
-            shutil.rmtree(cap_dir, ignore_errors=True)
+        for d in (cap_dir, spill_dir):
+            if d is not None:
+                shutil.rmtree(d, ignore_errors=True)
     if cap_dir is not None:
         from .capture.export import write_mapping
         write_mapping(load(path), path / "pcap")
@@ -241,8 +255,12 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         tables = None  # read back from disk below: never hold the computed and loaded copies at once
         return load(path)
     from .results import TABLES
+    import polars as pl
     written = __import__("json").loads((path / "metadata.json").read_text())
-    return Results(path=path, meta=written, **{t: tables.get(t) for t in TABLES})
+    # a table spilled during the run is read back from its Parquet file (its chunks are gone)
+    return Results(path=path, meta=written, **{
+        t: (v if v is None or isinstance(v, pl.DataFrame) else pl.read_parquet(path / f"{t}.parquet"))
+        for t, v in ((t, tables.get(t)) for t in TABLES)})
 
 
 def export_pcap(results: Results | str | Path, out_dir: str | Path | None = None, *,

@@ -58,10 +58,17 @@ pub(crate) fn check_scheme_error(ext: &Option<Arc<PyExternal>>) -> PyResult<()> 
 /// `chunk_ns` simulated time; Ctrl-C is honoured there. `externals`: Python schemes by flow
 /// id (ccbench.cc.runtime); an exception in one stops the run within 1 ms of simulated time
 /// with SchemeError (flow, time, traceback). `capture_json`: a
-/// `sim::capture::CaptureConfig` as JSON to write pcapng captures (None: no capture). Returns
-/// `{"tables": {name: [(col, dtype, bytes, categories|None), ...]}, "stats": json_text}`.
+/// `sim::capture::CaptureConfig` as JSON to write pcapng captures (None: no capture).
+/// `sink(table, columns)`: the rows of `packets`, `flows` and `queues` are handed to it in
+/// chunks of at least `spill_rows` rows between chunks of simulated time (`Sim::drain_records`),
+/// so the core holds a bounded number of them; None: all rows come at the end. Returns
+/// `{"tables": {name: [(col, dtype, bytes, categories|None), ...]}, "stats": json_text,
+/// "late": {name: columns}, "held_max": {table: rows}}` — with a sink, `tables` holds the rows
+/// after the last chunk, `late` the fates of packets whose row went out while they were in
+/// the network, and `held_max` the most rows of each table the core held before handing over.
 #[pyfunction]
-#[pyo3(signature = (experiment_json, progress=None, chunk_ns=100_000_000, externals=None, capture_json=None))]
+#[pyo3(signature = (experiment_json, progress=None, chunk_ns=100_000_000, externals=None, capture_json=None, sink=None, spill_rows=1 << 19))]
+#[allow(clippy::too_many_arguments)]
 fn run_sim<'py>(
     py: Python<'py>,
     experiment_json: &str,
@@ -69,6 +76,8 @@ fn run_sim<'py>(
     chunk_ns: u64,
     externals: Option<Bound<'py, PyDict>>,
     capture_json: Option<&str>,
+    sink: Option<PyObject>,
+    spill_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let exp = sim::experiment::from_json(experiment_json).map_err(PyValueError::new_err)?;
     let ext = externals_of(externals.as_ref())?;
@@ -82,6 +91,7 @@ fn run_sim<'py>(
     // With Python schemes the run is checked for their errors every millisecond.
     let step = if ext.is_some() { chunk.min(1_000_000) } else { chunk };
     let mut next_progress = sim.now().saturating_add(chunk);
+    let mut held_max = [0usize; 3];
     while !sim.finished() {
         let next = sim.now().saturating_add(step);
         sim.run_until(next);
@@ -93,36 +103,58 @@ fn run_sim<'py>(
         if py.check_signals().is_err() {
             return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
         }
+        if let Some(sink) = &sink {
+            for (m, (_, n)) in held_max.iter_mut().zip(sim.held_rows()) {
+                *m = (*m).max(n);
+            }
+            for t in sim.drain_records(spill_rows) {
+                let name = t.name;
+                sink.call1(py, (name, table_to_py(py, t)?))?;
+            }
+        }
         if let Some(cb) = &progress {
             cb.call1(py, (sim.now(), sim.end()))?;
         }
     }
     let out = sim.finish();
-    Ok(output_to_py(py, out)?)
+    let result = output_to_py(py, out)?;
+    let held = PyDict::new(py);
+    for (t, m) in ["packets", "flows", "queues"].iter().zip(held_max) {
+        held.set_item(t, m)?;
+    }
+    result.set_item("held_max", held)?;
+    Ok(result)
 }
 
-/// `{"tables": ..., "stats": json}` of a finished run. Consumes the output column by column:
-/// each Rust column is freed once its bytes exist on the Python side, so the records are held
-/// about once, not twice, while they cross over.
-pub(crate) fn output_to_py<'py>(py: Python<'py>, out: sim::Output) -> PyResult<Bound<'py, PyDict>> {
-    let tables = PyDict::new(py);
-    let sim::Output { tables: recs, stats } = out;
-    for t in recs {
-        let cols = PyList::empty(py);
-        let name = t.name;
-        for (cname, c) in t.cols {
-            let (dtype, bytes, cats) = col_to_py(py, &c);
-            drop(c);
-            cols.append((cname.as_str(), dtype, bytes, cats))?;
-        }
-        tables.set_item(name, cols)?;
+/// A table's columns as `[(col, dtype, bytes, categories|None), ...]`, each Rust column freed
+/// once its bytes exist on the Python side (the records are held about once, not twice).
+fn table_to_py<'py>(py: Python<'py>, t: sim::Table) -> PyResult<Bound<'py, PyList>> {
+    let cols = PyList::empty(py);
+    for (cname, c) in t.cols {
+        let (dtype, bytes, cats) = col_to_py(py, &c);
+        drop(c);
+        cols.append((cname.as_str(), dtype, bytes, cats))?;
     }
-    let out = sim::Output { tables: Vec::new(), stats };
+    Ok(cols)
+}
+
+/// `{"tables": ..., "stats": json, "late": ...}` of a finished run. Consumes the output
+/// column by column (`table_to_py`).
+pub(crate) fn output_to_py<'py>(py: Python<'py>, out: sim::Output) -> PyResult<Bound<'py, PyDict>> {
+    let sim::Output { tables: recs, stats, late } = out;
+    let (tables, late_py) = (PyDict::new(py), PyDict::new(py));
+    for (dict, list) in [(&tables, recs), (&late_py, late)] {
+        for t in list {
+            let name = t.name;
+            dict.set_item(name, table_to_py(py, t)?)?;
+        }
+    }
     let result = PyDict::new(py);
     result.set_item("tables", tables)?;
+    result.set_item("late", late_py)?;
     result.set_item(
         "stats",
-        serde_json::to_string(&out.stats).map_err(|e| PyValueError::new_err(e.to_string()))?,
+        serde_json::to_string(&stats).map_err(|e| PyValueError::new_err(e.to_string()))?,
     )?;
     Ok(result)
 }

@@ -877,11 +877,24 @@ impl Sim {
         if let Some(cap) = self.capture.take() {
             stats.capture = Some(cap.finish());
         }
+        let late = self.rec.late_fates();
         let mut tables = self.rec.finish(&start, &completed, &app);
         if self.cfgs.iter().any(|f| f.arrivals.is_some()) {
             tables.push(conns_table(&self.conn_log));
         }
-        Output { tables, stats }
+        Output { tables, stats, late }
+    }
+
+    /// Hand over the `packets`, `flows` and `queues` rows recorded so far, in chunks of at
+    /// least `min_rows` rows (`netmodel::records::Recorder::drain`), so that a long run holds
+    /// a bounded number of them; `finish` then returns the rest.
+    pub fn drain_records(&mut self, min_rows: usize) -> Vec<crate::output::Table> {
+        self.rec.drain(min_rows)
+    }
+
+    /// Rows of `packets`, `flows` and `queues` held now.
+    pub fn held_rows(&self) -> [(&'static str, usize); 3] {
+        self.rec.held_rows()
     }
 }
 

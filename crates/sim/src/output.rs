@@ -3,11 +3,15 @@
 
 pub use netmodel::records::{Col, Table, NULL_I64};
 
-/// Everything a run produces: tables plus run-level counters.
+/// Everything a run produces: tables plus run-level counters. A run whose records were
+/// handed over in chunks (`Sim::drain_records`) holds here the rows recorded after the last
+/// chunk, and in `late` the fates of packets whose row went out while they were still in the
+/// network (`netmodel::records::Recorder::late_fates`).
 #[derive(Debug, Clone)]
 pub struct Output {
     pub tables: Vec<Table>,
     pub stats: RunStats,
+    pub late: Vec<Table>,
 }
 
 impl Output {

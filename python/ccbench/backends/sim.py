@@ -8,6 +8,7 @@ from typing import Callable
 
 from .. import _core
 from ..results.schema import decode
+from ..results.spill import Spill
 
 
 def _progress_printer(stream=sys.stderr) -> Callable[[int, int], None]:
@@ -37,22 +38,39 @@ def check_supported(experiment: dict) -> None:
             f"schemes, e.g. scheme: {f['bpf'].get('cc', '').removeprefix('bpf_') or 'vegas'})")
 
 
+def _core_spills() -> bool:
+    """Whether the compiled core hands records over in chunks (`run_sim(..., sink=)`); a
+    checkout whose `_core` was built before that still runs, holding the tables whole."""
+    return "sink=" in (getattr(_core.run_sim, "__text_signature__", None) or "")
+
+
 def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = False,
-             capture: dict | None = None):
+             capture: dict | None = None, spill: Spill | None = None):
     """Run a resolved experiment; returns ({table: DataFrame}, stats dict, wall seconds).
-    `capture`: write pcapng captures (ccbench.capture.export.capture_config)."""
+    `capture`: write pcapng captures (ccbench.capture.export.capture_config). `spill`: the
+    core hands the rows of packets, flows and queues over in chunks written to its folder
+    while the run goes on; those tables come back as `SpilledTable` (ccbench.results.spill)."""
     check_supported(experiment)
     cb = _progress_printer() if progress is True else (progress or None)
     text = json.dumps(experiment, sort_keys=True)
     from ..cc.runtime import externals
     ext = externals(experiment)  # Python schemes (docs/python-schemes.md)
     t0 = time.perf_counter()
-    cap = json.dumps(capture) if capture else None
-    out = (_core.run_sim(text, cb, externals=ext, capture_json=cap) if ext
-           else _core.run_sim(text, cb, capture_json=cap))
+    kw = {"capture_json": json.dumps(capture) if capture else None}
+    if ext:
+        kw["externals"] = ext
+    if spill is not None and not _core_spills():
+        spill = None   # a core built before streaming: the tables come whole at the end
+    if spill is not None:
+        kw.update(sink=spill.sink, spill_rows=spill.rows)
+    out = _core.run_sim(text, cb, **kw)
     wall = time.perf_counter() - t0
     tables = {}
     raw = out["tables"]
     for name in list(raw):
         tables[name] = decode(raw.pop(name))  # frees each table's buffers as it goes
+    if spill is not None:
+        late = {k: decode(v) for k, v in out["late"].items()}
+        spill.held_max = dict(out["held_max"])
+        tables = spill.tables(tables, late)
     return tables, json.loads(out["stats"]), wall

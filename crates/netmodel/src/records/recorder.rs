@@ -133,6 +133,13 @@ impl FlowSamples {
         self.time.is_empty()
     }
 
+    /// Hand over the rows recorded so far as a table (a chunk of `flows`): the `cc_<name>`
+    /// columns known so far stay declared, so later rows keep their order.
+    pub fn take(&mut self) -> Table {
+        let cc = self.cc.iter().map(|c| (c.0, Vec::new())).collect();
+        std::mem::replace(self, FlowSamples { cc, ..Default::default() }).table()
+    }
+
     pub fn table(self) -> Table {
         let mut t = schema::table("flows", schema::FLOWS, vec![
             Col::I64(self.time),
@@ -174,6 +181,19 @@ pub struct QueueSamples {
 }
 
 impl QueueSamples {
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+
+    /// Hand over the rows recorded so far as a table (a chunk of `queues`).
+    pub fn take(&mut self) -> Table {
+        std::mem::take(self).table()
+    }
+
     /// Sample link `id` at `now` (call `Link::sync(now)` first).
     pub fn push(&mut self, now: u64, id: u32, l: &Link) {
         self.time.push(now as i64);
@@ -204,13 +224,41 @@ impl QueueSamples {
     }
 }
 
+/// Fates of packets learnt after their row was handed over by [`Recorder::drain`] (the
+/// packet was still in the network then): `row` is the packet's row in the whole `packets`
+/// table. Applied in order, they give the row's final `arrival_ns` / drop columns.
+#[derive(Default)]
+struct LateFates {
+    arr_row: Vec<u64>,
+    arr_ns: Vec<i64>,
+    drop_row: Vec<u64>,
+    drop_link: Vec<i32>,
+    drop_ns: Vec<i64>,
+    drop_reason: Vec<u8>,
+}
+
+/// The front `k` values of `v` (the rest stays in `v`).
+fn split_front<T>(v: &mut Vec<T>, k: usize) -> Vec<T> {
+    let rest = v.split_off(k);
+    std::mem::replace(v, rest)
+}
+
 /// Data packets (optional per-packet rows) and what is always aggregated from them:
 /// `intervals` (sent binned by send time, delivered and delay by arrival time, dropped by
 /// drop time), `delay_hist` and `flowstats`; plus the flow and queue samples.
+///
+/// The rows that grow with the run (`packets`, `flows`, `queues`) can be handed over in
+/// chunks while it runs ([`Recorder::drain`]), so the core holds a bounded number of them;
+/// the tables `finish` returns then hold the rows recorded since the last chunk.
 pub struct Recorder {
     bin_ns: u64,
     hist_bucket_ns: u64,
     record_packets: bool,
+    /// Packet rows handed over so far: `p_*[i]` is row `p_base + i` of the table.
+    p_base: u64,
+    /// `p_*[..p_fated]` are rows whose packet was delivered or dropped.
+    p_fated: usize,
+    late: LateFates,
     p_flow: Vec<u32>,
     p_seq: Vec<u64>,
     p_size: Vec<u32>,
@@ -234,6 +282,9 @@ impl Recorder {
             bin_ns: bin_ns.max(1),
             hist_bucket_ns: hist_bucket_ns.max(1),
             record_packets,
+            p_base: 0,
+            p_fated: 0,
+            late: LateFates::default(),
             p_flow: vec![],
             p_seq: vec![],
             p_size: vec![],
@@ -274,7 +325,7 @@ impl Recorder {
         if !self.record_packets {
             return NO_RECORD;
         }
-        let idx = self.p_flow.len() as u32;
+        let idx = (self.p_base + self.p_flow.len() as u64) as u32;
         self.p_flow.push(flow);
         self.p_seq.push(seq);
         self.p_size.push(size);
@@ -307,7 +358,13 @@ impl Recorder {
         }
         h[b] += 1;
         if rec != NO_RECORD {
-            self.p_arrival[rec as usize] = now as i64;
+            match (rec as u64).checked_sub(self.p_base) {
+                Some(i) => self.p_arrival[i as usize] = now as i64,
+                None => {
+                    self.late.arr_row.push(rec as u64);
+                    self.late.arr_ns.push(now as i64);
+                }
+            }
         }
     }
 
@@ -320,34 +377,110 @@ impl Recorder {
         let t = &mut self.totals[flow as usize];
         t.dropped_bytes += size as u64;
         t.dropped_pkts += 1;
-        if rec != NO_RECORD {
-            self.p_drop_link[rec as usize] = link as i32;
-            self.p_drop[rec as usize] = now as i64;
-            self.p_drop_reason[rec as usize] = match why {
-                DropReason::Queue => 1,
-                DropReason::Loss => 2,
-                DropReason::Channel => 4,
-            };
+        if rec == NO_RECORD {
+            return;
         }
+        let reason = match why {
+            DropReason::Queue => 1,
+            DropReason::Loss => 2,
+            DropReason::Channel => 4,
+        };
+        if let Some(i) = (rec as u64).checked_sub(self.p_base) {
+            let i = i as usize;
+            self.p_drop_link[i] = link as i32;
+            self.p_drop[i] = now as i64;
+            self.p_drop_reason[i] = reason;
+        } else {
+            let l = &mut self.late;
+            l.drop_row.push(rec as u64);
+            l.drop_link.push(link as i32);
+            l.drop_ns.push(now as i64);
+            l.drop_reason.push(reason);
+        }
+    }
+
+    /// Rows held now: (table, rows) of `packets`, `flows` and `queues`.
+    pub fn held_rows(&self) -> [(&'static str, usize); 3] {
+        [("packets", self.p_flow.len()), ("flows", self.flows.len()), ("queues", self.queues.len())]
+    }
+
+    /// Hand over, as chunks of `packets`, `flows` and `queues` (in that order; a table only
+    /// when it has at least `min_rows` rows to give), the rows recorded so far. Packet rows
+    /// go in send order and only up to the first packet still in the network — unless more
+    /// than `4 * min_rows` rows are held, when all but the newest `min_rows` go and the fates
+    /// of packets among them still in the network are kept apart ([`Recorder::late_fates`]).
+    pub fn drain(&mut self, min_rows: usize) -> Vec<Table> {
+        let min_rows = min_rows.max(1);
+        let mut out = Vec::new();
+        if self.record_packets {
+            let n = self.p_flow.len();
+            while self.p_fated < n && (self.p_arrival[self.p_fated] != NULL_I64 || self.p_drop[self.p_fated] != NULL_I64) {
+                self.p_fated += 1;
+            }
+            let mut k = self.p_fated;
+            if n > 4 * min_rows {
+                k = k.max(n - min_rows);
+            }
+            if k >= min_rows {
+                out.push(self.packets_table(k));
+                self.p_base += k as u64;
+                self.p_fated = self.p_fated.saturating_sub(k);
+            }
+        }
+        if self.flows.len() >= min_rows {
+            out.push(self.flows.take());
+        }
+        if self.queues.len() >= min_rows {
+            out.push(self.queues.take());
+        }
+        out
+    }
+
+    /// The first `k` packet rows held, as a `packets` table.
+    fn packets_table(&mut self, k: usize) -> Table {
+        schema::table("packets", schema::PACKETS, vec![
+            Col::U32(split_front(&mut self.p_flow, k)),
+            Col::U64(split_front(&mut self.p_seq, k)),
+            Col::U32(split_front(&mut self.p_size, k)),
+            Col::Bool(split_front(&mut self.p_retrans, k)),
+            Col::I64(split_front(&mut self.p_sent, k)),
+            Col::I64(split_front(&mut self.p_arrival, k)),
+            Col::I32(split_front(&mut self.p_drop_link, k)),
+            Col::I64(split_front(&mut self.p_drop, k)),
+            Col::Cat(split_front(&mut self.p_drop_reason, k), DROP_REASONS),
+        ])
+    }
+
+    /// The fates learnt after a packet's row was handed over by [`Recorder::drain`], as two
+    /// tables to apply in order to the whole `packets` table: `late_arrivals` (row,
+    /// arrival_ns) and `late_drops` (row, drop_link, drop_ns, drop_reason). Empty without
+    /// such fates.
+    pub fn late_fates(&mut self) -> Vec<Table> {
+        let l = std::mem::take(&mut self.late);
+        let mut out = Vec::new();
+        if !l.arr_row.is_empty() {
+            out.push(Table::new("late_arrivals").col("row", Col::U64(l.arr_row)).col("arrival_ns", Col::I64(l.arr_ns)));
+        }
+        if !l.drop_row.is_empty() {
+            out.push(Table::new("late_drops")
+                .col("row", Col::U64(l.drop_row))
+                .col("drop_link", Col::I32(l.drop_link))
+                .col("drop_ns", Col::I64(l.drop_ns))
+                .col("drop_reason", Col::Cat(l.drop_reason, DROP_REASONS)));
+        }
+        out
     }
 
     /// The results tables: packets (if recorded), flows, queues, intervals, delay_hist,
     /// flowstats. Per flow: `start` time, `completed` time (finite flows: all bytes
     /// acknowledged) and `app_bytes` (payload bytes acknowledged) from the backend.
-    pub fn finish(self, start: &[u64], completed: &[Option<u64>], app_bytes: &[u64]) -> Vec<Table> {
+    /// After [`Recorder::drain`], `packets`, `flows` and `queues` hold the rows recorded since
+    /// the last chunk.
+    pub fn finish(mut self, start: &[u64], completed: &[Option<u64>], app_bytes: &[u64]) -> Vec<Table> {
         let mut tables = Vec::new();
         if self.record_packets {
-            tables.push(schema::table("packets", schema::PACKETS, vec![
-                Col::U32(self.p_flow),
-                Col::U64(self.p_seq),
-                Col::U32(self.p_size),
-                Col::Bool(self.p_retrans),
-                Col::I64(self.p_sent),
-                Col::I64(self.p_arrival),
-                Col::I32(self.p_drop_link),
-                Col::I64(self.p_drop),
-                Col::Cat(self.p_drop_reason, DROP_REASONS),
-            ]));
+            let n = self.p_flow.len();
+            tables.push(self.packets_table(n));
         }
         tables.push(self.flows.table());
         tables.push(self.queues.table());
@@ -516,6 +649,94 @@ mod tests {
                 assert_eq!(na, nb);
                 assert_eq!(ca.le_bytes(), cb.le_bytes(), "{name}.{na}");
             }
+        }
+    }
+
+    /// Concatenate chunks of one table (same columns; a `cc_*` column absent from a chunk is
+    /// NaN there), as bytes per column.
+    fn concat(chunks: &[Table], name: &str) -> Vec<(String, Vec<u8>)> {
+        let last = chunks.iter().rev().find(|t| t.name == name).unwrap();
+        last.cols
+            .iter()
+            .map(|(c, _)| {
+                let mut out = Vec::new();
+                for t in chunks.iter().filter(|t| t.name == name) {
+                    match t.get(c) {
+                        Some(col) => out.extend_from_slice(&col.le_bytes()),
+                        None => (0..t.rows()).for_each(|_| out.extend_from_slice(&f64::NAN.to_le_bytes())),
+                    }
+                }
+                (c.clone(), out)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn drained_chunks_and_late_fates_make_the_same_tables() {
+        let run = |min_rows: Option<usize>| {
+            let mut r = Recorder::new(2, 10 * MS, MS, true);
+            let mut chunks = Vec::new();
+            let mut held = 0;
+            for k in 0..400u64 {
+                let now = k * MS;
+                let flow = (k % 2) as u32;
+                r.sent(now, flow, k * 1448, 1500, k % 7 == 0);
+                // every 5th packet stays in the network for 40 ms, then is dropped; the rest
+                // arrive 3 ms after being sent (k ≥ 3 delivers packet k - 3)
+                if k >= 3 && (k - 3) % 5 != 0 {
+                    let j = (k - 3) as u32;
+                    r.delivered(now, ((k - 3) % 2) as u32, 1500, now - 3 * MS, j);
+                }
+                if k >= 40 && (k - 40) % 5 == 0 {
+                    r.dropped(now, ((k - 40) % 2) as u32, 1500, 1, (k - 40) as u32, DropReason::Queue);
+                }
+                r.flows.push(now, flow, &FlowRow::default(), if k > 200 { &[("late", 1.0)] } else { &[] });
+                if let Some(m) = min_rows {
+                    held = held.max(r.held_rows()[0].1);
+                    chunks.extend(r.drain(m));
+                }
+            }
+            let late = r.late_fates();
+            chunks.extend(r.finish(&[0, 0], &[None, None], &[0, 0]));
+            (chunks, late, held)
+        };
+        let (whole, none, _) = run(None);
+        assert!(none.is_empty());
+        let (chunks, late, held) = run(Some(3));
+        let n_chunks = chunks.iter().filter(|t| t.name == "packets").count();
+        assert!(n_chunks > 20, "{n_chunks} chunks");
+        assert!(held <= 4 * 3 + 1, "held {held}");
+        // Packets dropped after going out come back as late drops, applied in order.
+        let drops = late.iter().find(|t| t.name == "late_drops").expect("late drops");
+        let mut cols = concat(&chunks, "packets");
+        let Col::U64(rows) = drops.get("row").unwrap() else { panic!() };
+        let Col::I64(when) = drops.get("drop_ns").unwrap() else { panic!() };
+        for (&row, &t) in rows.iter().zip(when) {
+            let (_, c) = cols.iter_mut().find(|(n, _)| n == "drop_ns").unwrap();
+            c[row as usize * 8..row as usize * 8 + 8].copy_from_slice(&t.to_le_bytes());
+            let (_, l) = cols.iter_mut().find(|(n, _)| n == "drop_link").unwrap();
+            l[row as usize * 4..row as usize * 4 + 4].copy_from_slice(&1i32.to_le_bytes());
+            let (_, r) = cols.iter_mut().find(|(n, _)| n == "drop_reason").unwrap();
+            r[row as usize] = 1;
+        }
+        if let Some(a) = late.iter().find(|t| t.name == "late_arrivals") {
+            let (Col::U64(rows), Col::I64(when)) = (a.get("row").unwrap(), a.get("arrival_ns").unwrap()) else { panic!() };
+            for (&row, &t) in rows.iter().zip(when) {
+                let (_, c) = cols.iter_mut().find(|(n, _)| n == "arrival_ns").unwrap();
+                c[row as usize * 8..row as usize * 8 + 8].copy_from_slice(&t.to_le_bytes());
+            }
+        }
+        for name in ["packets", "flows"] {
+            let want = concat(&whole, name);
+            let got = if name == "packets" { cols.clone() } else { concat(&chunks, name) };
+            assert_eq!(want.len(), got.len(), "{name}");
+            for ((nw, cw), (ng, cg)) in want.iter().zip(&got) {
+                assert_eq!(nw, ng);
+                assert_eq!(cw, cg, "{name}.{nw}");
+            }
+        }
+        for name in ["intervals", "delay_hist", "flowstats"] {
+            assert_eq!(concat(&whole, name), concat(&chunks, name), "{name}");
         }
     }
 
