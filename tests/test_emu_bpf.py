@@ -31,19 +31,26 @@ def _why_not_bpf() -> str | None:
 needs_bpf = pytest.mark.skipif(_why_not_bpf() is not None, reason=_why_not_bpf() or "")
 
 
-# A kernel problem, not the programs' (docs/bpf-schemes.md): now and then this kernel enters
-# Recovery without calling the program's set_state/ssthresh, ssthresh is left at a stale value
-# and the window runs away to ~10^9 packets. The tests still check every run that does not
-# show that signature; one that does is reported as an expected failure naming it.
+# Some kernels do not always run a BPF program (docs/bpf-schemes.md, "Programs the kernel does
+# not run"; this project's development machine skips them while one of PID 1's threads is
+# current). A skipped loss response leaves a stale ssthresh; every shipped program repairs it on
+# the next ACK (CCBENCH_REPAIR) and the run records how often, but the ACK in between has
+# already sent a burst as large as the send buffer. Such a run is reported as an expected
+# failure naming that; every other run is checked in full.
 RUNAWAY_PKTS = 10**6  # no flow in these tests comes near a million packets of window
+
+
+def _repairs(res) -> int:
+    return sum(r.get("replayed_ssthresh", 0) + r.get("restored_cwnd", 0)
+               for r in (b.get("repairs") or {} for b in res.meta.get("emu", {}).get("bpf", [])))
 
 
 def _bpf_run(path, out):
     res = ccbench.run(path, out, backend="emu")
     top = res.flows["cwnd"].max() if res.flows is not None and res.flows.height else 0
-    if top is not None and top > RUNAWAY_PKTS:
-        pytest.xfail(f"the kernel skipped the program's loss response (window {top} packets; "
-                     "docs/bpf-schemes.md)")
+    if _repairs(res) or (top is not None and top > RUNAWAY_PKTS):
+        pytest.xfail(f"the kernel did not run the program's loss response ({_repairs(res)} "
+                     f"repaired, largest window {top} packets; docs/bpf-schemes.md)")
     return res
 
 
@@ -491,3 +498,41 @@ flows:
     kd, sd, rd = (_median_owd_ms(x, 1e9) for x in (k, s, r))
     assert kd < 0.7 * rd and abs(kd - sd) < 0.25 * sd, (kd, sd, rd)
     assert _gone("bpf_yeah")
+
+
+@needs_bpf
+def test_repair_guard_replays_a_loss_response_the_kernel_did_not_run(tmp_path):
+    """A Reno whose every second ssthresh returns the stale word a skipping kernel leaves
+    (tests/data/bpf_skipping_reno.c): the guard finds each on the next ACK and replays cwnd / 2
+    on prior_cwnd, the run counts them and is marked inaccurate. Without the guard the window
+    stays at ~10^9 packets once recovery ends (ssthresh is the stale word)."""
+    body = f"""
+duration: 6
+central: {{rate: 20Mbit, delay: 10ms, queue: 1bdp, loss: 0.02}}
+flows:
+  - {{scheme: {{bpf: {DATA / 'bpf_skipping_reno.c'}}}, flows: 1}}
+"""
+    res = ccbench.run(_yaml(tmp_path, body), tmp_path / "out", backend="emu")
+    (b,) = res.meta["emu"]["bpf"]
+    r = b["repairs"]
+    assert r["faked_skips"] >= 2, r  # 2 % loss: several loss responses in 6 s
+    # every stale ssthresh repaired once; none left for a later ACK to find twice
+    assert r["replayed_ssthresh"] == r["faked_skips"] and r["restored_cwnd"] == 0, r
+    assert not res.meta["emu"]["accurate"]
+    assert any("did not run bpf_skipping's loss response" in x
+               for x in res.meta["emu"]["inaccurate_reasons"])
+    fl = res.flows.filter(pl.col("flow") == 0).sort("time_ns")
+    assert fl["ssthresh"].drop_nulls().max() < 1000  # no sample holds the stale word
+    assert fl["cwnd"].tail(20).max() < 200  # the flow is back to Reno's window at the end
+
+
+def test_doctor_names_a_kernel_that_skips_bpf_programs(tmp_path):
+    """The check reads the patch's field name from the kernel's BTF: present -> a description
+    naming PID 1; absent or unreadable -> None."""
+    from ccbench.backends.emu.doctor import bpf_skipping_kernel
+    with_patch, without = tmp_path / "a", tmp_path / "b"
+    with_patch.write_bytes(b"\x9f\xeb\x01\x00...\0tgid\0init_owned\0load_time\0")
+    without.write_bytes(b"\x9f\xeb\x01\x00...\0tgid\0init_ownedness\0load_time\0")
+    assert "PID 1" in bpf_skipping_kernel(str(with_patch))
+    assert bpf_skipping_kernel(str(without)) is None
+    assert bpf_skipping_kernel(str(tmp_path / "missing")) is None

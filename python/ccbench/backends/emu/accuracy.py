@@ -47,6 +47,13 @@ def accuracy(exp: dict, meta: dict) -> dict:
     if busy > MAX_ENGINE_CPU_FRAC:
         reasons.append(f"engine busy {busy * 100:.0f} % of its core (CPU time minus idle "
                        f"spinning) > {MAX_ENGINE_CPU_FRAC * 100:.0f} % (saturated)")
+    for b in meta.get("bpf", []):
+        r = b.get("repairs") or {}
+        n = r.get("replayed_ssthresh", 0) + r.get("restored_cwnd", 0)
+        if n:
+            reasons.append(f"the kernel did not run {b.get('cc')}'s loss response {n} time(s); "
+                           "repaired on the next ACK, after one ACK's worth of runaway window "
+                           "(docs/bpf-schemes.md, 'Programs the kernel does not run')")
     for a in meta.get("agents", []):
         if a.get("error") or not a.get("connected", True):
             reasons.append(f"flow {a['flow']}: {a.get('error') or 'did not connect'}")

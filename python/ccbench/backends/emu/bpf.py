@@ -173,6 +173,28 @@ def register(obj: Path, expected_cc: str | None, work: Path, entries: list[dict]
     return entry
 
 
+def repair_counts(entry: dict) -> dict[str, int]:
+    """The CCBENCH_REPAIR counters (ccbench_tcp_ca.h) of a registered scheme: how often the
+    program found a loss response the kernel did not run and repaired it. Read from the
+    program's ``.bss`` map, the one sharing the struct_ops map's BTF; {} when not found
+    (a program of the user's own that does not use the guard)."""
+    maps = _bpftool_json("map", "show") or []
+    btf = {int(m["id"]): m.get("btf_id") for m in maps if isinstance(m, dict) and "id" in m}
+    want = {btf.get(i) for i in entry.get("ids") or []} - {None}
+    out: dict[str, int] = {}
+    for m in maps:
+        if not (isinstance(m, dict) and m.get("btf_id") in want
+                and str(m.get("name", "")).endswith(".bss")):
+            continue
+        for item in _bpftool_json("map", "dump", "id", str(m["id"])) or []:
+            fields = ((item.get("formatted") or {}).get("value") or {}).get(".bss") or []
+            for f in fields:
+                for k, v in f.items() if isinstance(f, dict) else ():
+                    if k.startswith("ccbench_") and isinstance(v, int):
+                        out[k[len("ccbench_"):]] = out.get(k[len("ccbench_"):], 0) + v
+    return out
+
+
 def unregister(entries: list[dict], timeout: float = 2.0) -> list[str]:
     """Unregister what ``entries`` registered (by id, checking the id still holds the same
     congestion control: ids are reused), then wait until the names leave the kernel's list
@@ -203,5 +225,5 @@ def unregister(entries: list[dict], timeout: float = 2.0) -> list[str]:
     return problems
 
 
-__all__ = ["missing", "build", "register", "unregister", "read_record", "registered",
+__all__ = ["missing", "build", "register", "unregister", "repair_counts", "read_record", "registered",
            "cc_name", "available", "vmlinux_h", "RECORD"]

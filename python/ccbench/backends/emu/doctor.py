@@ -98,6 +98,12 @@ def checks(schemes: list[str] | None = None, measure: bool = True) -> list[Check
                      "clang, bpftool, libbpf headers and kernel BTF present: `scheme: {bpf: ...}` "
                      "can be built" if why is None else why.split(". Fix:")[0],
                      "make bpf (docs/bpf-schemes.md)", required=False))
+    skips = bpf_skipping_kernel()
+    if skips:
+        out.append(Check("bpf programs always run", False, skips,
+                         "read docs/bpf-schemes.md, 'Programs the kernel does not run': BPF "
+                         "scheme runs on this kernel are checked and repaired, and marked "
+                         "inaccurate when it happened", required=False))
     for s in schemes or []:
         ok = s in avail
         out.append(Check(f"scheme {s}", ok, "available in the kernel" if ok else "not available in the kernel",
@@ -227,3 +233,19 @@ def report(schemes: list[str] | None = None) -> tuple[str, bool]:
         if not c.ok:
             lines.append(f"       fix: {c.fix}")
     return "\n".join(lines), ok
+
+
+def bpf_skipping_kernel(btf_path: str = "/sys/kernel/btf/vmlinux") -> str | None:
+    """A description when this kernel carries the sandbox patch that runs no BPF program in the
+    context of PID 1's threads unless PID 1 loaded it (seen on Firecracker guest kernels: a
+    `tgid == 1 && !prog->aux->init_owned` test in __bpf_prog_enter); None otherwise. Detected
+    by the patch's field name in the kernel's BTF (docs/bpf-schemes.md)."""
+    try:
+        with open(btf_path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if b"\0init_owned\0" not in data:
+        return None
+    return ("this kernel has bpf_prog_aux.init_owned: it skips BPF programs that run while one "
+            "of PID 1's threads is current, so a BPF scheme now and then loses a hook call")

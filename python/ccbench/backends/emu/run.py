@@ -367,6 +367,10 @@ class Emulation(CommandFlows):
             if err.strip():
                 summary["stderr"] = err.strip()[-500:]
             agents.append(summary)
+        if self.bpf_entries:  # before teardown unregisters them (their maps go with them)
+            from .bpf import repair_counts
+            for e in self.bpf_entries:
+                e["repairs"] = repair_counts(e)
         tables, meta = collect(self.exp, self.work, agents)
         usage = _cpu_usage(cpu_a, cpu_b)
         meta.update({
@@ -390,7 +394,7 @@ class Emulation(CommandFlows):
             "prr": {"requested": bool(self.exp.get("tcp", {}).get("prr", True)), "kernel": True,
                     "applied": bool(self.exp.get("tcp", {}).get("prr", True))},
             "agents": agents,
-            **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj")} for e in self.bpf_entries]}
+            **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj", "repairs")} for e in self.bpf_entries]}
                if self.bpf_entries else {}),
             **({"controllers": self.controllers.summary()} if self.controllers.flows else {}),
             **({"commands": self.command_summary(), "command_notes": self.cmd_notes}

@@ -105,8 +105,8 @@ void BPF_PROG(bpf_bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	tcp_cong_avoid_ai(tp, ca->cnt, acked);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bpf_bic_ssthresh, struct sock *sk)
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 bic_loss_ssthresh(struct sock *sk)
 {
 	struct bic *ca = ca_priv(sk);
 	__u32 cwnd = tcp_of(sk)->snd_cwnd, s;
@@ -117,6 +117,12 @@ __u32 BPF_PROG(bpf_bic_ssthresh, struct sock *sk)
 		ca->last_max_cwnd = cwnd;
 	s = cwnd <= low_window ? cwnd >> 1 : cwnd * beta / BICTCP_BETA_SCALE;
 	return s > 2 ? s : 2;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(bpf_bic_ssthresh, struct sock *sk)
+{
+	return bic_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")
@@ -132,6 +138,7 @@ void BPF_PROG(bpf_bic_set_state, struct sock *sk, __u8 new_state)
 SEC("struct_ops")
 void BPF_PROG(bpf_bic_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	CCBENCH_REPAIR(sk, bic_loss_ssthresh);
 	struct bic *ca = ca_priv(sk);
 
 	if (ca->ca_state == TCP_CA_Open)

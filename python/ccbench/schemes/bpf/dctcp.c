@@ -53,8 +53,8 @@ void BPF_PROG(bpf_dctcp_init, struct sock *sk)
 	dctcp_reset(tp, ca);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bpf_dctcp_ssthresh, struct sock *sk)
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 dctcp_loss_ssthresh(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_of(sk);
 	struct dctcp *ca = ca_priv(sk);
@@ -63,6 +63,12 @@ __u32 BPF_PROG(bpf_dctcp_ssthresh, struct sock *sk)
 	ca->loss_cwnd = cwnd;
 	s = cwnd - ((cwnd * ca->alpha) >> 11U);
 	return s > 2 ? s : 2;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(bpf_dctcp_ssthresh, struct sock *sk)
+{
+	return dctcp_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")
@@ -160,9 +166,16 @@ __u32 BPF_PROG(bpf_dctcp_undo_cwnd, struct sock *sk)
 	return tp->snd_cwnd > ca->loss_cwnd ? tp->snd_cwnd : ca->loss_cwnd;
 }
 
+SEC("struct_ops")
+void BPF_PROG(bpf_dctcp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	CCBENCH_REPAIR(sk, dctcp_loss_ssthresh);
+}
+
 SEC(".struct_ops")
 struct tcp_congestion_ops bpf_dctcp = {
 	.init = (void *)bpf_dctcp_init,
+	.pkts_acked = (void *)bpf_dctcp_pkts_acked,
 	.in_ack_event = (void *)bpf_dctcp_update_alpha,
 	.cwnd_event = (void *)bpf_dctcp_cwnd_event,
 	.ssthresh = (void *)bpf_dctcp_ssthresh,

@@ -75,8 +75,8 @@ void BPF_PROG(bpf_highspeed_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	}
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bpf_highspeed_ssthresh, struct sock *sk)
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 highspeed_loss_ssthresh(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_of(sk);
 	struct hstcp *ca = ca_priv(sk);
@@ -88,14 +88,27 @@ __u32 BPF_PROG(bpf_highspeed_ssthresh, struct sock *sk)
 }
 
 SEC("struct_ops")
+__u32 BPF_PROG(bpf_highspeed_ssthresh, struct sock *sk)
+{
+	return highspeed_loss_ssthresh(sk);
+}
+
+SEC("struct_ops")
 __u32 BPF_PROG(bpf_highspeed_undo_cwnd, struct sock *sk)
 {
 	return tcp_reno_undo_cwnd(sk);
 }
 
+SEC("struct_ops")
+void BPF_PROG(bpf_highspeed_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	CCBENCH_REPAIR(sk, highspeed_loss_ssthresh);
+}
+
 SEC(".struct_ops")
 struct tcp_congestion_ops bpf_highspeed = {
 	.init = (void *)bpf_highspeed_init,
+	.pkts_acked = (void *)bpf_highspeed_pkts_acked,
 	.ssthresh = (void *)bpf_highspeed_ssthresh,
 	.cong_avoid = (void *)bpf_highspeed_cong_avoid,
 	.undo_cwnd = (void *)bpf_highspeed_undo_cwnd,

@@ -133,8 +133,8 @@ void BPF_PROG(bpf_htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	ca->pkts_acked = 1;
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bpf_htcp_ssthresh, struct sock *sk)
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 htcp_loss_ssthresh(struct sock *sk)
 {
 	struct htcp *ca = ca_priv(sk);
 	__u32 minRTT = ca->minRTT, maxRTT = ca->maxRTT, s;
@@ -146,6 +146,12 @@ __u32 BPF_PROG(bpf_htcp_ssthresh, struct sock *sk)
 		ca->maxRTT = minRTT + (maxRTT - minRTT) * 95 / 100;
 	s = (__u32)(((__u64)tcp_of(sk)->snd_cwnd * ca->beta) >> 7);
 	return s > 2 ? s : 2;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(bpf_htcp_ssthresh, struct sock *sk)
+{
+	return htcp_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")
@@ -182,6 +188,7 @@ __u32 BPF_PROG(bpf_htcp_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bpf_htcp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	CCBENCH_REPAIR(sk, htcp_loss_ssthresh);
 	struct tcp_sock *tp = tcp_of(sk);
 	struct htcp *ca = ca_priv(sk);
 	__u32 now = now_ms(sk), srtt, a, cur;

@@ -111,10 +111,16 @@ void BPF_PROG(bpf_hybla_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	tp->snd_cwnd = cwnd;
 }
 
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 hybla_loss_ssthresh(struct sock *sk)
+{
+	return tcp_reno_ssthresh(sk);
+}
+
 SEC("struct_ops")
 __u32 BPF_PROG(bpf_hybla_ssthresh, struct sock *sk)
 {
-	return tcp_reno_ssthresh(sk);
+	return hybla_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")
@@ -123,9 +129,16 @@ __u32 BPF_PROG(bpf_hybla_undo_cwnd, struct sock *sk)
 	return tcp_reno_undo_cwnd(sk);
 }
 
+SEC("struct_ops")
+void BPF_PROG(bpf_hybla_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	CCBENCH_REPAIR(sk, hybla_loss_ssthresh);
+}
+
 SEC(".struct_ops")
 struct tcp_congestion_ops bpf_hybla = {
 	.init = (void *)bpf_hybla_init,
+	.pkts_acked = (void *)bpf_hybla_pkts_acked,
 	.ssthresh = (void *)bpf_hybla_ssthresh,
 	.cong_avoid = (void *)bpf_hybla_cong_avoid,
 	.set_state = (void *)bpf_hybla_set_state,

@@ -17,6 +17,8 @@
 
 char _license[] SEC("license") = "GPL";
 
+static __always_inline __u32 illinois_loss_ssthresh(struct sock *sk);
+
 #define ALPHA_SHIFT 7
 #define ALPHA_SCALE (1U << ALPHA_SHIFT)
 #define ALPHA_MIN ((3 * ALPHA_SCALE) / 10)
@@ -69,6 +71,7 @@ void BPF_PROG(bpf_illinois_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bpf_illinois_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	CCBENCH_REPAIR(sk, illinois_loss_ssthresh);
 	struct illinois *ca = ca_priv(sk);
 	__s32 rtt = sample->rtt_us;
 	__u32 r;
@@ -154,14 +157,20 @@ void BPF_PROG(bpf_illinois_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	}
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bpf_illinois_ssthresh, struct sock *sk)
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 illinois_loss_ssthresh(struct sock *sk)
 {
 	struct illinois *ca = ca_priv(sk);
 	__u32 cwnd = tcp_of(sk)->snd_cwnd;
 	__u32 s = cwnd - ((cwnd * ca->beta) >> BETA_SHIFT);
 
 	return s > 2 ? s : 2;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(bpf_illinois_ssthresh, struct sock *sk)
+{
+	return illinois_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")

@@ -9,9 +9,9 @@
  * Difference from the kernel module: no tcp_is_cwnd_limited() gate (growth also when the
  * sender is not using its window). A version reading tcp_sock's is_cwnd_limited bitfield
  * (BPF_CORE_READ_BITFIELD) saw its window jump to ~10^9 after some seconds on this kernel
- * (6.18); that has the signature of the kernel skipping a program's ssthresh
- * (docs/bpf-schemes.md, "Programs the kernel sometimes does not run"), so the read may be
- * innocent — not retried yet. Bulk flows, which always fill their window, are unaffected.
+ * (6.18); that has the signature of this kernel skipping a program's ssthresh
+ * (docs/bpf-schemes.md, "Programs the kernel does not run"), so the read may be innocent —
+ * not retried yet. Bulk flows, which always fill their window, are unaffected.
  */
 #include "ccbench_tcp_ca.h"
 
@@ -35,8 +35,8 @@ void BPF_PROG(bpf_scalable_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	tcp_cong_avoid_ai(tp, w, acked);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bpf_scalable_ssthresh, struct sock *sk)
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 scalable_loss_ssthresh(struct sock *sk)
 {
 	__u32 cwnd = tcp_of(sk)->snd_cwnd;
 	__u32 s = cwnd - (cwnd >> SCALABLE_MD_SCALE);
@@ -45,14 +45,27 @@ __u32 BPF_PROG(bpf_scalable_ssthresh, struct sock *sk)
 }
 
 SEC("struct_ops")
+__u32 BPF_PROG(bpf_scalable_ssthresh, struct sock *sk)
+{
+	return scalable_loss_ssthresh(sk);
+}
+
+SEC("struct_ops")
 __u32 BPF_PROG(bpf_scalable_undo_cwnd, struct sock *sk)
 {
 	return tcp_reno_undo_cwnd(sk);
 }
 
+SEC("struct_ops")
+void BPF_PROG(bpf_scalable_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	CCBENCH_REPAIR(sk, scalable_loss_ssthresh);
+}
+
 SEC(".struct_ops")
 struct tcp_congestion_ops bpf_scalable = {
 	.ssthresh = (void *)bpf_scalable_ssthresh,
+	.pkts_acked = (void *)bpf_scalable_pkts_acked,
 	.cong_avoid = (void *)bpf_scalable_cong_avoid,
 	.undo_cwnd = (void *)bpf_scalable_undo_cwnd,
 	.name = "bpf_scalable",

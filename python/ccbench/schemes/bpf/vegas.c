@@ -12,6 +12,8 @@
 
 char _license[] SEC("license") = "GPL";
 
+static __always_inline __u32 vegas_loss_ssthresh(struct sock *sk);
+
 #define VEGAS_RTT_INIT 0x7fffffff
 
 static const __u32 alpha = 2, beta = 4, gamma = 1;
@@ -51,6 +53,7 @@ void BPF_PROG(bpf_vegas_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bpf_vegas_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	CCBENCH_REPAIR(sk, vegas_loss_ssthresh);
 	struct vegas *v = ca_priv(sk);
 	__s32 rtt = sample->rtt_us;
 	__u32 vrtt;
@@ -140,10 +143,16 @@ void BPF_PROG(bpf_vegas_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	v->min_rtt = VEGAS_RTT_INIT;
 }
 
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 vegas_loss_ssthresh(struct sock *sk)
+{
+	return tcp_reno_ssthresh(sk);
+}
+
 SEC("struct_ops")
 __u32 BPF_PROG(bpf_vegas_ssthresh, struct sock *sk)
 {
-	return tcp_reno_ssthresh(sk);
+	return vegas_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")

@@ -19,6 +19,8 @@
 
 char _license[] SEC("license") = "GPL";
 
+static __always_inline __u32 veno_loss_ssthresh(struct sock *sk);
+
 #define V_PARAM_SHIFT 1
 #define VENO_RTT_INIT 0x7fffffff
 
@@ -59,6 +61,7 @@ void BPF_PROG(bpf_veno_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bpf_veno_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	CCBENCH_REPAIR(sk, veno_loss_ssthresh);
 	struct veno *v = ca_priv(sk);
 	__s32 rtt = sample->rtt_us;
 	__u32 vrtt;
@@ -141,14 +144,20 @@ done:
 	v->minrtt = VENO_RTT_INIT;
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bpf_veno_ssthresh, struct sock *sk)
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 veno_loss_ssthresh(struct sock *sk)
 {
 	struct veno *v = ca_priv(sk);
 	__u32 cwnd = tcp_of(sk)->snd_cwnd;
 	__u32 s = v->diff < beta ? cwnd * 4 / 5 : cwnd >> 1;
 
 	return s > 2 ? s : 2;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(bpf_veno_ssthresh, struct sock *sk)
+{
+	return veno_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")

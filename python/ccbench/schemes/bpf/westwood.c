@@ -17,6 +17,8 @@
 
 char _license[] SEC("license") = "GPL";
 
+static __always_inline __u32 westwood_loss_ssthresh(struct sock *sk);
+
 #define TCP_WESTWOOD_RTT_MIN 50 /* ms: HZ / 20 */
 #define TCP_WESTWOOD_INIT_RTT 20000 /* ms: 20 HZ */
 #define CA_ACK_SLOWPATH 0x1
@@ -149,6 +151,7 @@ void BPF_PROG(bpf_westwood_in_ack_event, struct sock *sk, __u32 flags)
 SEC("struct_ops")
 void BPF_PROG(bpf_westwood_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	CCBENCH_REPAIR(sk, westwood_loss_ssthresh);
 	struct westwood *w = ca_priv(sk);
 
 	if (sample->rtt_us > 0)
@@ -175,10 +178,16 @@ void BPF_PROG(bpf_westwood_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	tcp_reno_cong_avoid(sk, ack, acked);
 }
 
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 westwood_loss_ssthresh(struct sock *sk)
+{
+	return tcp_reno_ssthresh(sk);
+}
+
 SEC("struct_ops")
 __u32 BPF_PROG(bpf_westwood_ssthresh, struct sock *sk)
 {
-	return tcp_reno_ssthresh(sk);
+	return westwood_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")

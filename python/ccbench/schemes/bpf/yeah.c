@@ -25,6 +25,8 @@
 
 char _license[] SEC("license") = "GPL";
 
+static __always_inline __u32 yeah_loss_ssthresh(struct sock *sk);
+
 #define YEAH_RTT_INIT 0x7fffffff
 #define TCP_YEAH_ALPHA 80    /* packets queued at the bottleneck before decongestion */
 #define TCP_YEAH_GAMMA 1     /* 1/GAMMA of the queue removed per RTT */
@@ -84,6 +86,7 @@ void BPF_PROG(bpf_yeah_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bpf_yeah_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	CCBENCH_REPAIR(sk, yeah_loss_ssthresh);
 	struct yeah *y = ca_priv(sk);
 	__s32 rtt = sample->rtt_us;
 	__u32 vrtt;
@@ -178,8 +181,8 @@ per_rtt:
 	y->min_rtt = YEAH_RTT_INIT;
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bpf_yeah_ssthresh, struct sock *sk)
+/* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
+static __always_inline __u32 yeah_loss_ssthresh(struct sock *sk)
 {
 	struct yeah *y = ca_priv(sk);
 	__u32 cwnd = tcp_of(sk)->snd_cwnd;
@@ -196,6 +199,12 @@ __u32 BPF_PROG(bpf_yeah_ssthresh, struct sock *sk)
 	y->fast_count = 0;
 	y->reno_count = y->reno_count >> 1 > 2 ? y->reno_count >> 1 : 2;
 	return (__s32)(cwnd - reduction) > 2 ? cwnd - reduction : 2;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(bpf_yeah_ssthresh, struct sock *sk)
+{
+	return yeah_loss_ssthresh(sk);
 }
 
 SEC("struct_ops")
