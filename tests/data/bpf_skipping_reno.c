@@ -1,6 +1,6 @@
 /* Test program: Reno whose loss response misbehaves the way a kernel that skips the program
- * makes it (docs/bpf-schemes.md, "Programs the kernel does not run"): every second ssthresh
- * call returns the stale stack word such a kernel stored (0x81104110) instead of cwnd / 2.
+ * makes it (docs/bpf-schemes.md, "Programs the kernel does not run"): first and third ssthresh
+ * calls return the stale stack word such a kernel stored (0x81104110) instead of cwnd / 2.
  * CCBENCH_REPAIR (ccbench_tcp_ca.h) must find each one on the next ACK and replay the real
  * response; ccbench_faked_skips counts the misbehaving calls for the test to compare. */
 #include "ccbench_tcp_ca.h"
@@ -20,7 +20,7 @@ static __always_inline __u32 skipping_loss_ssthresh(struct sock *sk)
 SEC("struct_ops")
 __u32 BPF_PROG(bpf_skipping_ssthresh, struct sock *sk)
 {
-	if (++calls % 2 == 0) {
+	if (++calls == 1 || calls == 3) { /* early: many ACKs follow to find them */
 		__sync_fetch_and_add(&ccbench_faked_skips, 1);
 		return 0x81104110;
 	}
