@@ -397,6 +397,67 @@ mod tests {
         }
     }
 
+    /// Two dropping episodes with the queue drained in between. The first runs until
+    /// `stop(vars)`; after `gap_ns` of idle the queue is refilled to the same 20-ms standing
+    /// queue until CoDel drops again. Returns (count, lastcount) when the first episode ended
+    /// and the state right after the re-entry.
+    fn two_episodes(stop: impl Fn(&CodelVars) -> bool, gap_ns: u64) -> (u32, u32, CodelVars) {
+        let mut q = Codel::new(&CodelConfig { packets: None, ..Default::default() });
+        let mut drops = vec![];
+        let step = 100_000;
+        let fill = |q: &mut Codel, t: u64, drops: &mut Vec<PktMeta>| {
+            for id in 0..200 {
+                q.enqueue(t, pkt(id, ECN_NOT_ECT), drops);
+            }
+        };
+        fill(&mut q, 0, &mut drops);
+        let mut t = 20_000_000 - step;
+        while !(q.vars.dropping && stop(&q.vars)) {
+            t += step;
+            q.enqueue(t, pkt(1000, ECN_NOT_ECT), &mut drops); // one in, one out: 20 ms
+            q.dequeue(t, &mut drops);
+        }
+        while q.dequeue(t, &mut drops).is_some() {
+            t += 1_000; // drain in microseconds: no further drop is due
+        }
+        assert!(!q.vars.dropping);
+        let (count, lastcount) = (q.vars.count, q.vars.lastcount);
+        t += gap_ns;
+        fill(&mut q, t, &mut drops);
+        let first = t;
+        while !q.vars.dropping {
+            t += step;
+            q.enqueue(t, pkt(1000, ECN_NOT_ECT), &mut drops);
+            q.dequeue(t, &mut drops);
+            assert!(t - first < 1_000_000_000, "CoDel never dropped again");
+        }
+        (count, lastcount, q.vars)
+    }
+
+    /// Linux's codel_dequeue: re-entering the dropping state within 16 intervals of the last
+    /// scheduled drop starts from the drop rate that controlled the queue last time,
+    /// count − lastcount, when that is above 1; otherwise from count 1 with 1/√count reset to
+    /// 1.0 (0xFFFF in Q0.16).
+    #[test]
+    fn reentering_the_dropping_state_reuses_the_last_drop_rate() {
+        // first episode long enough for several drops, re-entry ~120 ms later
+        let (count, lastcount, v) = two_episodes(|v| v.count >= 6, 0);
+        assert_eq!(lastcount, 1, "the first entry starts from 1");
+        assert!(count >= 6);
+        assert_eq!(v.count, count - lastcount, "reused: count - lastcount");
+        assert_eq!(v.lastcount, v.count);
+        // the reused count's 1/√count is one Newton step from the last one, not 1.0
+        assert_ne!(v.rec_inv_sqrt, 0xFFFF);
+        // count − lastcount = 1 is not reused: back to 1 and 1/√1
+        let (count, lastcount, v) = two_episodes(|v| v.count == 2, 0);
+        assert_eq!((count, lastcount), (2, 1));
+        assert_eq!((v.count, v.lastcount, v.rec_inv_sqrt), (1, 1, 0xFFFF));
+        // more than 16 intervals (1.6 s) after the last scheduled drop: from 1 again
+        let (count, _, v) = two_episodes(|v| v.count >= 6, 2_000_000_000);
+        assert!(count >= 6);
+        assert_eq!((v.count, v.lastcount, v.rec_inv_sqrt), (1, 1, 0xFFFF));
+    }
+
     #[test]
     fn defaults_and_wrapping_order() {
         // Linux sch_codel: limit 1000 packets when the config leaves it out.
