@@ -123,3 +123,22 @@ def test_bad_chunk_size_in_the_environment_is_named(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="CCBENCH_SPILL_ROWS"):
         ccbench.run(exp(), tmp_path / "out")
     assert hidden(tmp_path) == []
+
+
+def test_the_run_summary_reads_no_table_that_grows_with_the_run_whole(runs):
+    path = runs[5].path
+    from ccbench.analysis.pantheon import pantheon_summary
+    from ccbench.analysis.queues import queue_timeseries
+    res = ccbench.load(path)
+    text = ccbench.api.summary_text(res, 0.5)
+    pan = pantheon_summary(res)
+    qs = queue_timeseries(res)
+    assert pan["utilization_pct"].drop_nulls().len() and qs.height
+    for name in ("packets", "flows", "queues"):
+        assert res.has(name) and not res.in_memory(name), name
+    # the same numbers as from the tables in memory
+    whole = ccbench.load(path)
+    for name in ("packets", "flows", "queues"):
+        assert getattr(whole, name).height > 0 and whole.in_memory(name)
+    assert ccbench.api.summary_text(whole, 0.5) == text
+    assert pantheon_summary(whole).equals(pan) and queue_timeseries(whole).equals(qs)

@@ -254,12 +254,12 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     if reload:
         tables = None  # read back from disk below: never hold the computed and loaded copies at once
         return load(path)
-    from .results import TABLES
+    from .results import TABLES, unread
     import polars as pl
     written = __import__("json").loads((path / "metadata.json").read_text())
-    # a table spilled during the run is read back from its Parquet file (its chunks are gone)
+    # a table spilled during the run is read from its Parquet file when first used
     return Results(path=path, meta=written, **{
-        t: (v if v is None or isinstance(v, pl.DataFrame) else pl.read_parquet(path / f"{t}.parquet"))
+        t: (v if v is None or isinstance(v, pl.DataFrame) else unread())
         for t, v in ((t, tables.get(t)) for t in TABLES)})
 
 

@@ -26,8 +26,8 @@ def resolve_mode(results, mode: str) -> str:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     if mode == "auto":
-        return "packets" if results.packets is not None else "aggregate"
-    if mode == "packets" and results.packets is None:
+        return "packets" if results.has("packets") else "aggregate"
+    if mode == "packets" and not results.has("packets"):
         raise ValueError(f"{results.path}: no per-packet table (record_packets was off); "
                          "use mode='aggregate'")
     if mode == "aggregate":
@@ -53,26 +53,37 @@ _I = pl.Int64
 
 
 def gather_packets(results, cmap: pl.DataFrame, interval_ns: int):
-    """Totals per curve and sums per (curve, slot) from the packets table."""
-    pk = _with_ci(results.packets.lazy(), cmap).with_columns(pl.col("size").cast(_I))
+    """Totals per curve and sums per (curve, slot) from the packets table, read a part at a
+    time (a scan of the Parquet file on the streaming engine). The exact percentiles need
+    every delivered packet's delay: one Int64 per delivered packet is held, per curve."""
+    pk = _with_ci(results.scan("packets"), cmap).with_columns(pl.col("size").cast(_I))
     sent = pk.group_by("ci").agg(
         pl.col("size").sum().alias("bytes_sent"),
-        pl.col("size").filter(pl.col("drop_ns").is_not_null()).sum().alias("bytes_dropped")).collect()
+        pl.col("size").filter(pl.col("drop_ns").is_not_null()).sum().alias("bytes_dropped")
+    ).collect(engine="streaming")
     arr = (pk.filter(pl.col("arrival_ns").is_not_null())
            .select("ci", pl.col("arrival_ns").cast(_I).alias("a"), "size",
                    (pl.col("arrival_ns").cast(_I) - pl.col("sent_ns").cast(_I)).alias("d")))
     tot = (arr.group_by("ci").agg(pl.col("a").min().alias("start_ns"), pl.col("a").max().alias("end_ns"),
                                   pl.col("size").sum().alias("delivered_bytes"),
                                   pl.len().cast(_I).alias("delivered_pkts"),
-                                  pl.col("d").sum().alias("delay_sum_ns")).collect())
+                                  pl.col("d").sum().alias("delay_sum_ns")).collect(engine="streaming"))
     slots = (arr.with_columns((pl.col("a") // interval_ns).alias("slot"))
              .group_by("ci", "slot")
              .agg(pl.col("size").sum().alias("bytes"), pl.len().cast(_I).alias("packets"),
-                  pl.col("d").sum().alias("delay_sum_ns")).collect())
-    parts = arr.select("ci", "d").collect().partition_by("ci", as_dict=True)
+                  pl.col("d").sum().alias("delay_sum_ns")).collect(engine="streaming"))
+    # every delivered packet's delay, grouped by curve (a stable sort keeps table order)
+    cd = arr.select(pl.col("ci").cast(pl.UInt32), "d").collect(engine="streaming")
+    ci_of, delays = cd["ci"].to_numpy(), cd["d"].to_numpy()
+    del cd
+    if ci_of.size and (ci_of != ci_of[0]).any():
+        order = np.argsort(ci_of, kind="stable")
+        delays, ci_of = delays[order], ci_of[order]
+        del order
 
     def quantiles(ci: int, n: int):
-        d = parts[(ci,)]["d"].to_numpy()
+        lo, hi = np.searchsorted(ci_of, ci, "left"), np.searchsorted(ci_of, ci, "right")
+        d = delays[lo:hi]
         r50, r95 = nearest_rank(50, n), nearest_rank(95, n)
         part = np.partition(d, (r50, r95))
         return float(part[r50]), float(part[r95])

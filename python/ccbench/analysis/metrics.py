@@ -101,12 +101,12 @@ class Analysis:
         res = self._results
         flows = list(self.curves[curve_index].flows)
         if self.mode == "packets":
-            pk = (res.packets.lazy()
+            pk = (res.scan("packets")
                   .filter(pl.col("flow").cast(pl.Int64).is_in([int(f) for f in flows])
                           & pl.col("arrival_ns").is_not_null())
                   .select(pl.col("flow"), pl.col("arrival_ns").cast(pl.Int64),
                           (pl.col("arrival_ns") - pl.col("sent_ns")).cast(pl.Int64).alias("d"))
-                  .collect())
+                  .collect(engine="streaming"))
             # flows concatenated in flow-id order (curves list their flows sorted by id),
             # table order within a flow
             pk = pk.sort("flow", maintain_order=True)

@@ -119,7 +119,7 @@ def link_utilization(results, links=None) -> pl.DataFrame:
         links = exp.get("bottleneck_links") or []
     by_id = {int(l["id"]): l for l in exp["links"]}
     fs = results.flowstats
-    q = results.queues
+    q = results.scan("queues")   # only the bottleneck links' rows are read
     rows = []
     for lid in links:
         lid = int(lid)
@@ -134,7 +134,8 @@ def link_utilization(results, links=None) -> pl.DataFrame:
             t0 = f["first_sent_ns"].min()
             t1 = f["last_arrival_ns"].max()
             s = (q.filter(pl.col("link").cast(_I) == lid)
-                 .select(pl.col("time_ns").cast(_I), pl.col("tx_bytes").cast(_I)).sort("time_ns"))
+                 .select(pl.col("time_ns").cast(_I), pl.col("tx_bytes").cast(_I))
+                 .collect(engine="streaming").sort("time_ns"))
             times = [0] + s["time_ns"].to_list()
             tx = [0] + s["tx_bytes"].to_list()
             if t0 is not None and t1 is not None:

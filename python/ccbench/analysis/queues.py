@@ -20,18 +20,18 @@ def queue_timeseries(results, links=None) -> pl.DataFrame:
     schema = {"time_s": pl.Float64, "link": pl.Int64, "name": pl.String, "packets": pl.Int64,
               "bytes": pl.Int64, "qdelay_ms": pl.Float64, "drops": pl.Int64,
               "marks": pl.Int64, "sojourn_ms": pl.Float64}
-    if results.queues is None or not links:
+    if not results.has("queues") or not links:
         return pl.DataFrame(schema=schema)
     info = pl.DataFrame(
         {"link": [int(l["id"]) for l in exp["links"]],
          "name": [l.get("name", str(l["id"])) for l in exp["links"]],
          "rate_bps": [l.get("rate_bps") for l in exp["links"]]},
         schema={"link": pl.Int64, "name": pl.String, "rate_bps": pl.Float64})
-    cols = results.queues.columns
+    cols = results.scan("queues").collect_schema().names()
     marks = pl.col("marks").cast(pl.Int64) if "marks" in cols else pl.lit(None, pl.Int64)
     sojourn = (pl.col("sojourn_us").cast(pl.Float64).fill_nan(None) / 1e3
                if "sojourn_us" in cols else pl.lit(None, pl.Float64))
-    q = (results.queues.lazy().with_columns(pl.col("link").cast(pl.Int64))
+    q = (results.scan("queues").with_columns(pl.col("link").cast(pl.Int64))
          .filter(pl.col("link").is_in(links))
          .join(info.lazy(), on="link", how="left")
          .select((pl.col("time_ns").cast(pl.Int64) / 1e9).alias("time_s"), "link", "name",
@@ -39,5 +39,5 @@ def queue_timeseries(results, links=None) -> pl.DataFrame:
                  (pl.col("bytes").cast(pl.Float64) * 8 / pl.col("rate_bps") * 1e3).alias("qdelay_ms"),
                  pl.col("drops").cast(pl.Int64), marks.alias("marks"),
                  sojourn.alias("sojourn_ms"))
-         .sort("link", "time_s").collect())
+         .collect(engine="streaming").sort("link", "time_s"))
     return q.cast(schema)

@@ -6,7 +6,6 @@ schema.py.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -16,28 +15,90 @@ from .schema import SCHEMAS
 TABLES = tuple(SCHEMAS)
 
 
-@dataclass
-class Results:
-    """The tables and metadata of one run. Absent tables are None (e.g. packets when off)."""
+#: Tables `load` leaves on disk until first used: the ones that grow with the run.
+DEFERRED = ("packets", "flows", "queues")
 
-    path: Path
-    meta: dict
-    packets: pl.DataFrame | None
-    flows: pl.DataFrame | None
-    queues: pl.DataFrame | None
-    intervals: pl.DataFrame | None
-    delay_hist: pl.DataFrame | None
-    flowstats: pl.DataFrame | None
-    #: One row per short-flow arrival (groups with ``arrivals``), else None.
-    conns: pl.DataFrame | None = None
+
+class _Unread:
+    """Stands for a table of a results folder not read yet."""
+
+    def __repr__(self) -> str:
+        return "<not read yet>"
+
+
+_UNREAD = _Unread()
+
+
+def unread() -> _Unread:
+    """The value that makes `Results` read a table from its folder when first used."""
+    return _UNREAD
+
+
+class Results:
+    """The tables and metadata of one run. Absent tables are None (e.g. packets when off);
+    ``conns`` holds one row per short-flow arrival (groups with ``arrivals``), else None.
+
+    A table named in `DEFERRED` is read from the folder when first used, so analyses that only
+    need aggregates over it (`scan`) never hold it whole (docs/robustness.md)."""
+
+    def __init__(self, path, meta: dict, packets=None, flows=None, queues=None, intervals=None,
+                 delay_hist=None, flowstats=None, conns=None):
+        self.path = Path(path)
+        self.meta = meta
+        self._tables = {"packets": packets, "flows": flows, "queues": queues,
+                        "intervals": intervals, "delay_hist": delay_hist,
+                        "flowstats": flowstats, "conns": conns}
+
+    def _file(self, name: str) -> Path:
+        return self.path / f"{name}.parquet"
+
+    def _get(self, name: str):
+        v = self._tables[name]
+        if isinstance(v, _Unread):
+            f = self._file(name)
+            if not f.is_file():
+                raise FileNotFoundError(f"{self.path}: {f.name} is gone since the folder was loaded")
+            v = self._tables[name] = pl.read_parquet(f)
+        return v
+
+    def in_memory(self, name: str) -> bool:
+        """Whether table `name` has been read (or was given) as a DataFrame."""
+        return isinstance(self._tables[name], pl.DataFrame)
+
+    def has(self, name: str) -> bool:
+        """Whether the run has table `name` (without reading it)."""
+        return self._tables[name] is not None
+
+    def scan(self, name: str) -> pl.LazyFrame | None:
+        """Table `name` as a LazyFrame: a scan of its Parquet file while it is not read (a
+        query run with ``engine="streaming"`` then holds a bounded part of it), else the
+        table in memory; None when the run has no such table."""
+        v = self._tables[name]
+        if isinstance(v, _Unread):
+            return pl.scan_parquet(self._file(name))
+        return None if v is None else v.lazy()
 
     @property
     def experiment(self) -> dict:
         return self.meta["experiment"]
 
+    def __repr__(self) -> str:
+        return f"Results({str(self.path)!r}, tables={[t for t in TABLES if self.has(t)]})"
+
+
+def _table_property(name: str) -> property:
+    return property(lambda self: self._get(name),
+                    lambda self, v: self._tables.__setitem__(name, v),
+                    doc=f"The {name} table (a polars DataFrame), or None.")
+
+
+for _t in TABLES:
+    setattr(Results, _t, _table_property(_t))
+
 
 def load(path: str | Path) -> Results:
-    """Load a results directory written by any backend."""
+    """Load a results directory written by any backend (the tables in `DEFERRED` are read
+    when first used)."""
     path = Path(path)
     meta_file = path / "metadata.json"
     if not meta_file.is_file():
@@ -48,5 +109,8 @@ def load(path: str | Path) -> Results:
     tables = {}
     for name in TABLES:
         f = path / f"{name}.parquet"
-        tables[name] = pl.read_parquet(f) if f.is_file() else None
+        if not f.is_file():
+            tables[name] = None
+        else:
+            tables[name] = _UNREAD if name in DEFERRED else pl.read_parquet(f)
     return Results(path=path, meta=meta, **tables)
