@@ -3,13 +3,14 @@
 `make build` and `make bpf`).
 
 For each shipped BPF scheme (vegas, dctcp, scalable, highspeed, veno, bic, htcp, westwood,
-illinois, hybla, lp, yeah) and scenario, the same experiment runs on the kernel backend with
+illinois, hybla, lp, yeah, cdg) and scenario, the same experiment runs on the kernel backend with
 ``scheme: {bpf: NAME}`` (the BPF program registered through struct_ops) and on the simulator
 with ``scheme: NAME`` (crates/sim/src/cc), ``--repeats`` times each (seeds 1..N; the simulator's
 host noise varies with the seed, the kernel varies by itself). Prints, per case and backend,
 the mean over repeats (min–max) of total throughput, mean and p95 one-way delay, loss and
 Jain's index (ccbench.compare's whole-run metrics). A case may add flows of another scheme
-(the same on both backends: ``lp-vs-reno``'s Reno flow).
+(the same on both backends: ``lp-vs-reno``'s Reno flow). The simulator's CDG is FreeBSD's;
+it runs with the settings closest to Linux's tcp_cdg.c (``SIM_SCHEME``).
 
     sudo .venv/bin/python benches/bpf_vs_sim.py [--duration 10] [--repeats 3] [--out DIR]
 
@@ -46,13 +47,18 @@ CASES = {
 # The study algorithms' standard three cases: one and two flows on a clean 20 Mbit/s, 20 ms,
 # 1-BDP path, and one flow with 1 % random loss.
 _CLEAN = {"rate": "20Mbit", "delay": "10ms", "queue": "1bdp"}
-for _s in ("veno", "bic", "htcp", "westwood", "illinois", "lp", "yeah"):
+for _s in ("veno", "bic", "htcp", "westwood", "illinois", "lp", "yeah", "cdg"):
     CASES[f"{_s}-1f-20M-20ms-q1bdp"] = (_s, _CLEAN, 1)
     CASES[f"{_s}-2f-20M-20ms-q1bdp"] = (_s, _CLEAN, 2)
     CASES[f"{_s}-1f-20M-20ms-loss1"] = (_s, {**_CLEAN, "loss": 0.01}, 1)
 # LP next to a Reno flow (it should yield); YeAH on a queue deep enough for its decongestion
 CASES["lp-vs-reno-20M-20ms-q1bdp"] = ("lp", _CLEAN, 1, [{"scheme": "reno", "flows": 1}])
 CASES["yeah-1f-20M-20ms-q300"] = ("yeah", {**_CLEAN, "queue": 300}, 1)
+CASES["cdg-1f-20M-20ms-q300"] = ("cdg", {**_CLEAN, "queue": 300}, 1)
+
+# The simulator's scheme where it is not just the name: its CDG models FreeBSD's cc_cdg.c; these
+# parameters are Linux's choices (back-off to 0.7071, no loss tolerance, exact exponential).
+SIM_SCHEME = {"cdg": {"name": "cdg", "beta_delay": 70.71, "loss_tolerance": 0, "prob_exact": 1}}
 
 
 def metrics(res) -> dict:
@@ -75,7 +81,7 @@ def main() -> int:
     for name in a.cases.split(","):
         scheme, central, n, *other = CASES[name]
         results[name] = {}
-        for backend, sch in (("kernel", {"bpf": scheme}), ("sim", scheme)):
+        for backend, sch in (("kernel", {"bpf": scheme}), ("sim", SIM_SCHEME.get(scheme, scheme))):
             runs = []
             for seed in range(1, a.repeats + 1):
                 exp = {"duration": a.duration, "seed": seed, "central": central,

@@ -82,7 +82,8 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
 
 def kernel(key: str, doc: dict, scale: str) -> dict | None:
     """CDG and HLDG are not in this kernel (cdg is a Linux module, not built here; HLDG exists
-    only as a FreeBSD prototype): the only kernel subset is the F-series CUBIC control."""
+    only as a FreeBSD prototype): the only kernel subset is the F-series CUBIC control. The
+    shipped BPF cdg is Linux's CDG, not the thesis's FreeBSD one, so it is left out."""
     if key != "f" or scale == "reduced":
         return None
     return patch(doc, {"sweep.variants": {"fifo": doc["sweep"]["variants"]["fifo"]},
