@@ -54,12 +54,18 @@ def _bpf_run(path, out):
     return res
 
 
-def _kernel_sim_reno(tmp_path, body: str, scheme: str, duration: float):
-    """The same experiment with `{bpf: scheme}` on the kernel, `scheme` and `reno` in the
-    simulator; returns the kernel run and each one's delivered Mbit/s over the run."""
+def _kernel_sim_reno_runs(tmp_path, body: str, scheme: str, sim_scheme: str | None = None):
+    """The same experiment with `{bpf: scheme}` on the kernel, `sim_scheme` (default: `scheme`)
+    and `reno` in the simulator: the three runs."""
     k = _bpf_run(_yaml(tmp_path, body.format(scheme=f"{{bpf: {scheme}}}"), "k.yaml"), tmp_path / "k")
-    s = ccbench.run(_yaml(tmp_path, body.format(scheme=scheme), "s.yaml"), tmp_path / "s")
+    s = ccbench.run(_yaml(tmp_path, body.format(scheme=sim_scheme or scheme), "s.yaml"), tmp_path / "s")
     r = ccbench.run(_yaml(tmp_path, body.format(scheme="reno"), "r.yaml"), tmp_path / "r")
+    return k, s, r
+
+
+def _kernel_sim_reno(tmp_path, body: str, scheme: str, duration: float):
+    """_kernel_sim_reno_runs; returns the kernel run and each one's delivered Mbit/s."""
+    k, s, r = _kernel_sim_reno_runs(tmp_path, body, scheme)
     t = {n: x.flowstats["delivered_bytes"][0] * 8 / duration for n, x in (("k", k), ("s", s), ("r", r))}
     return k, t
 
@@ -457,6 +463,15 @@ flows:
     assert _gone("bpf_lp")
 
 
+# 4 s on a 300-packet queue (~9 BDPs): room for a delay-based scheme to show it keeps it short
+DEEP = """
+duration: 4
+central: {{rate: 20Mbit, delay: 10ms, queue: 300}}
+flows:
+  - {{scheme: {scheme}, flows: 1}}
+"""
+
+
 def _cuts_without_loss(res) -> list[tuple[int, int]]:
     """(cwnd before, ssthresh after) of each ssthresh change of flow 0 while nothing has been
     retransmitted."""
@@ -479,15 +494,7 @@ def test_bpf_yeah_decongests_before_the_queue_fills(tmp_path):
     81 packets, kernel and simulator alike) and nothing is lost in 4 s, where Reno fills the
     queue and loses packets. Median one-way delay after 1 s (measured): kernel 59 ms,
     simulator 51 ms (its 3.x slow mode grows half as fast, docs/bpf-schemes.md), Reno 97 ms."""
-    body = """
-duration: 4
-central: {{rate: 20Mbit, delay: 10ms, queue: 300}}
-flows:
-  - {{scheme: {scheme}, flows: 1}}
-"""
-    k = _bpf_run(_yaml(tmp_path, body.format(scheme="{bpf: yeah}"), "k.yaml"), tmp_path / "k")
-    s = ccbench.run(_yaml(tmp_path, body.format(scheme="yeah"), "s.yaml"), tmp_path / "s")
-    r = ccbench.run(_yaml(tmp_path, body.format(scheme="reno"), "r.yaml"), tmp_path / "r")
+    k, s, r = _kernel_sim_reno_runs(tmp_path, DEEP, "yeah")
     assert k.meta["emu"]["agents"][0]["cc"] == "bpf_yeah"
     assert k.flows["retrans"].max() == 0 and r.flows["retrans"].max() > 0
     kc, sc = _cuts_without_loss(k), _cuts_without_loss(s)
@@ -553,15 +560,7 @@ def test_bpf_cdg_backs_off_on_the_delay_gradient(tmp_path):
     one-way delay a few ms above the 10-ms path while carrying most of the link (4 s,
     measured: kernel 12.1-18.3 ms over 7 runs, the back-offs being random; simulator 11.8 ms;
     Reno fills the queue: 97 ms). Each back-off cuts to 0.69-0.70 on both."""
-    body = """
-duration: 4
-central: {{rate: 20Mbit, delay: 10ms, queue: 300}}
-flows:
-  - {{scheme: {scheme}, flows: 1}}
-"""
-    k = _bpf_run(_yaml(tmp_path, body.format(scheme="{bpf: cdg}"), "k.yaml"), tmp_path / "k")
-    s = ccbench.run(_yaml(tmp_path, body.format(scheme=SIM_CDG_LINUX), "s.yaml"), tmp_path / "s")
-    r = ccbench.run(_yaml(tmp_path, body.format(scheme="reno"), "r.yaml"), tmp_path / "r")
+    k, s, r = _kernel_sim_reno_runs(tmp_path, DEEP, "cdg", SIM_CDG_LINUX)
     assert k.meta["emu"]["agents"][0]["cc"] == "bpf_cdg"
     assert k.flows["retrans"].max() == 0 and r.flows["retrans"].max() > 0
     # the delay back-offs: window cuts to 0.7071 without any loss (Reno and CUBIC cut on loss)

@@ -6,43 +6,16 @@
  * decision, diff = cwnd * (minRTT - baseRTT) / baseRTT packets are queued; slow start ends
  * once diff > gamma (cwnd = actual window + 1), then cwnd += 1 below alpha and -= 1 above
  * beta; with <= 2 RTT samples in the RTT, or outside the Open state, Reno's rules apply.
- * Parameters are the kernel module's defaults (alpha 2, beta 4, gamma 1).
+ * Parameters are the kernel module's defaults (alpha 2, beta 4, gamma 1). The RTT bookkeeping
+ * is ccbench_vegas.h's (shared with yeah.c).
  */
-#include "ccbench_tcp_ca.h"
+#include "ccbench_vegas.h"
 
 char _license[] SEC("license") = "GPL";
 
 static __always_inline __u32 vegas_loss_ssthresh(struct sock *sk);
 
-#define VEGAS_RTT_INIT 0x7fffffff
-
 static const __u32 alpha = 2, beta = 4, gamma = 1;
-
-struct vegas {
-	__u32 beg_snd_nxt;  /* right edge of the current RTT */
-	__u32 cnt_rtt;      /* RTT samples in it */
-	__u32 min_rtt;      /* their minimum (+1 us) */
-	__u32 base_rtt;     /* lifetime minimum (+1 us) */
-	__u8 doing_vegas_now;
-};
-
-static __always_inline void vegas_enable(struct sock *sk)
-{
-	struct vegas *v = ca_priv(sk);
-
-	v->doing_vegas_now = 1;
-	v->beg_snd_nxt = tcp_of(sk)->snd_nxt;
-	v->cnt_rtt = 0;
-	v->min_rtt = VEGAS_RTT_INIT;
-}
-
-static __always_inline void vegas_reset(struct sock *sk)
-{
-	struct vegas *v = ca_priv(sk);
-
-	v->base_rtt = VEGAS_RTT_INIT;
-	vegas_enable(sk);
-}
 
 SEC("struct_ops")
 void BPF_PROG(bpf_vegas_init, struct sock *sk)
@@ -54,36 +27,19 @@ SEC("struct_ops")
 void BPF_PROG(bpf_vegas_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	CCBENCH_REPAIR(sk, vegas_loss_ssthresh);
-	struct vegas *v = ca_priv(sk);
-	__s32 rtt = sample->rtt_us;
-	__u32 vrtt;
-
-	if (rtt < 0)
-		return;
-	vrtt = (__u32)rtt + 1; /* never a zero RTT */
-	if (vrtt < v->base_rtt)
-		v->base_rtt = vrtt;
-	if (vrtt < v->min_rtt)
-		v->min_rtt = vrtt;
-	v->cnt_rtt++;
+	vegas_rtt_sample(sk, sample);
 }
 
 SEC("struct_ops")
 void BPF_PROG(bpf_vegas_set_state, struct sock *sk, __u8 new_state)
 {
-	struct vegas *v = ca_priv(sk);
-
-	if (new_state == TCP_CA_Open)
-		vegas_enable(sk);
-	else
-		v->doing_vegas_now = 0;
+	vegas_state(sk, new_state);
 }
 
 SEC("struct_ops")
 void BPF_PROG(bpf_vegas_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
-	if (ev == CA_EVENT_CWND_RESTART || ev == CA_EVENT_TX_START)
-		vegas_reset(sk);
+	vegas_cwnd_event(sk, ev);
 }
 
 SEC("struct_ops")

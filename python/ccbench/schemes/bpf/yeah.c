@@ -21,13 +21,12 @@
  * once the count exceeds min(cwnd, 100) rather than reaching it, and slow start lasts while
  * cwnd <= ssthresh.
  */
-#include "ccbench_tcp_ca.h"
+#include "ccbench_vegas.h"
 
 char _license[] SEC("license") = "GPL";
 
 static __always_inline __u32 yeah_loss_ssthresh(struct sock *sk);
 
-#define YEAH_RTT_INIT 0x7fffffff
 #define TCP_YEAH_ALPHA 80    /* packets queued at the bottleneck before decongestion */
 #define TCP_YEAH_GAMMA 1     /* 1/GAMMA of the queue removed per RTT */
 #define TCP_YEAH_DELTA 3     /* log2 of the least fraction of cwnd removed on loss */
@@ -38,38 +37,13 @@ static __always_inline __u32 yeah_loss_ssthresh(struct sock *sk);
 #define TCP_SCALABLE_AI_CNT 100
 
 struct yeah {
-	/* Vegas's bookkeeping */
-	__u32 beg_snd_una;
-	__u32 beg_snd_nxt;  /* right edge of the current RTT */
-	__u32 beg_snd_cwnd;
-	__u32 cnt_rtt;      /* RTT samples in it */
-	__u32 min_rtt;      /* their minimum (+1 us) */
-	__u32 base_rtt;     /* lifetime minimum (+1 us) */
-	__u32 doing_vegas_now;
-	/* YeAH */
+	struct vegas v; /* first, as ccbench_vegas.h wants (the module's beg_snd_una and
+			 * beg_snd_cwnd are left out: nothing reads them) */
 	__u32 last_q;         /* queue estimate of the last per-RTT step, packets */
 	__u32 doing_reno_now; /* slow-mode RTTs in a row (0: fast mode) */
 	__u32 reno_count;
 	__u32 fast_count;
 };
-
-static __always_inline void vegas_enable(struct sock *sk)
-{
-	struct yeah *y = ca_priv(sk);
-
-	y->doing_vegas_now = 1;
-	y->beg_snd_nxt = tcp_of(sk)->snd_nxt;
-	y->cnt_rtt = 0;
-	y->min_rtt = YEAH_RTT_INIT;
-}
-
-static __always_inline void vegas_reset(struct sock *sk)
-{
-	struct yeah *y = ca_priv(sk);
-
-	y->base_rtt = YEAH_RTT_INIT;
-	vegas_enable(sk);
-}
 
 SEC("struct_ops")
 void BPF_PROG(bpf_yeah_init, struct sock *sk)
@@ -87,36 +61,19 @@ SEC("struct_ops")
 void BPF_PROG(bpf_yeah_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	CCBENCH_REPAIR(sk, yeah_loss_ssthresh);
-	struct yeah *y = ca_priv(sk);
-	__s32 rtt = sample->rtt_us;
-	__u32 vrtt;
-
-	if (rtt < 0)
-		return;
-	vrtt = (__u32)rtt + 1;
-	if (vrtt < y->base_rtt)
-		y->base_rtt = vrtt;
-	if (vrtt < y->min_rtt)
-		y->min_rtt = vrtt;
-	y->cnt_rtt++;
+	vegas_rtt_sample(sk, sample);
 }
 
 SEC("struct_ops")
 void BPF_PROG(bpf_yeah_set_state, struct sock *sk, __u8 new_state)
 {
-	struct yeah *y = ca_priv(sk);
-
-	if (new_state == TCP_CA_Open)
-		vegas_enable(sk);
-	else
-		y->doing_vegas_now = 0;
+	vegas_state(sk, new_state);
 }
 
 SEC("struct_ops")
 void BPF_PROG(bpf_yeah_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
-	if (ev == CA_EVENT_CWND_RESTART || ev == CA_EVENT_TX_START)
-		vegas_reset(sk);
+	vegas_cwnd_event(sk, ev);
 }
 
 SEC("struct_ops")
@@ -137,12 +94,12 @@ void BPF_PROG(bpf_yeah_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	else /* slow mode: Reno */
 		tcp_cong_avoid_ai(tp, cwnd, acked);
 per_rtt:
-	if (!seq_after(ack, y->beg_snd_nxt))
+	if (!seq_after(ack, y->v.beg_snd_nxt))
 		return;
 	/* once per RTT */
-	if (y->cnt_rtt > 2) {
-		rtt = y->min_rtt;
-		base = y->base_rtt;
+	if (y->v.cnt_rtt > 2) {
+		rtt = y->v.min_rtt;
+		base = y->v.base_rtt;
 		cwnd = tp->snd_cwnd;
 		queue = (__u32)((__u64)cwnd * (rtt - base) / rtt);
 		if (queue > TCP_YEAH_ALPHA || rtt - base > base / TCP_YEAH_PHY) {
@@ -174,11 +131,9 @@ per_rtt:
 		}
 		y->last_q = queue;
 	}
-	y->beg_snd_una = y->beg_snd_nxt;
-	y->beg_snd_nxt = tp->snd_nxt;
-	y->beg_snd_cwnd = tp->snd_cwnd;
-	y->cnt_rtt = 0;
-	y->min_rtt = YEAH_RTT_INIT;
+	y->v.beg_snd_nxt = tp->snd_nxt;
+	y->v.cnt_rtt = 0;
+	y->v.min_rtt = VEGAS_RTT_INIT;
 }
 
 /* The loss response: also replayed by CCBENCH_REPAIR when the kernel did not run it */
