@@ -142,3 +142,21 @@ def test_the_run_summary_reads_no_table_that_grows_with_the_run_whole(runs):
         assert getattr(whole, name).height > 0 and whole.in_memory(name)
     assert ccbench.api.summary_text(whole, 0.5) == text
     assert pantheon_summary(whole).equals(pan) and queue_timeseries(whole).equals(qs)
+
+
+def test_rank_selection_in_passes_is_exact():
+    import numpy as np
+    from ccbench.analysis.gather import select_ranks
+    rng = np.random.default_rng(3)
+    parts = {0: rng.integers(0, 10**9, 5000),            # wide range: several passes
+             1: np.full(300, 7_000_123),                  # all equal
+             2: np.array([42]),                           # one value
+             3: rng.integers(10**6, 10**6 + 50, 20000)}   # many duplicates in a narrow range
+    ci = np.concatenate([np.full(len(v), k) for k, v in parts.items()])
+    d = np.concatenate(list(parts.values()))
+    order = rng.permutation(len(d))
+    lf = pl.DataFrame({"ci": ci[order], "d": d[order]}).lazy()
+    want = [(k, r) for k, v in parts.items() for r in {0, len(v) // 2, len(v) - 1, len(v) * 95 // 100}]
+    got = select_ranks(lf, want)
+    for k, r in want:
+        assert got[(k, r)] == np.sort(parts[k])[r], (k, r)

@@ -13,7 +13,6 @@ run recorded without packets; both return the same four things:
 """
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 
 from .estimators import hist_percentile_bucket, nearest_rank
@@ -54,8 +53,8 @@ _I = pl.Int64
 
 def gather_packets(results, cmap: pl.DataFrame, interval_ns: int):
     """Totals per curve and sums per (curve, slot) from the packets table, read a part at a
-    time (a scan of the Parquet file on the streaming engine). The exact percentiles need
-    every delivered packet's delay: one Int64 per delivered packet is held, per curve."""
+    time (a scan of the Parquet file on the streaming engine); the exact percentiles by a few
+    more such passes (`select_ranks`), not by holding every packet's delay."""
     pk = _with_ci(results.scan("packets"), cmap).with_columns(pl.col("size").cast(_I))
     sent = pk.group_by("ci").agg(
         pl.col("size").sum().alias("bytes_sent"),
@@ -67,26 +66,77 @@ def gather_packets(results, cmap: pl.DataFrame, interval_ns: int):
     tot = (arr.group_by("ci").agg(pl.col("a").min().alias("start_ns"), pl.col("a").max().alias("end_ns"),
                                   pl.col("size").sum().alias("delivered_bytes"),
                                   pl.len().cast(_I).alias("delivered_pkts"),
-                                  pl.col("d").sum().alias("delay_sum_ns")).collect(engine="streaming"))
+                                  pl.col("d").sum().alias("delay_sum_ns"),
+                                  pl.col("d").min().alias("lo"), pl.col("d").max().alias("hi"))
+           .collect(engine="streaming"))
+    span = {int(c): (int(lo), int(hi)) for c, lo, hi in tot.select("ci", "lo", "hi").iter_rows()}
+    tot = tot.drop("lo", "hi")
     slots = (arr.with_columns((pl.col("a") // interval_ns).alias("slot"))
              .group_by("ci", "slot")
              .agg(pl.col("size").sum().alias("bytes"), pl.len().cast(_I).alias("packets"),
                   pl.col("d").sum().alias("delay_sum_ns")).collect(engine="streaming"))
-    # every delivered packet's delay, grouped by curve (a stable sort keeps table order)
-    cd = arr.select(pl.col("ci").cast(pl.UInt32), "d").collect(engine="streaming")
-    ci_of, delays = cd["ci"].to_numpy(), cd["d"].to_numpy()
-    del cd
-    if ci_of.size and (ci_of != ci_of[0]).any():
-        order = np.argsort(ci_of, kind="stable")
-        delays, ci_of = delays[order], ci_of[order]
-        del order
+    found: dict = {}
 
     def quantiles(ci: int, n: int):
-        lo, hi = np.searchsorted(ci_of, ci, "left"), np.searchsorted(ci_of, ci, "right")
-        d = delays[lo:hi]
         r50, r95 = nearest_rank(50, n), nearest_rank(95, n)
-        part = np.partition(d, (r50, r95))
-        return float(part[r50]), float(part[r95])
+        if not found:   # every curve's two ranks at once: a few passes over the table
+            want = [(int(c), nearest_rank(q, int(m))) for c, m in
+                    tot.select("ci", "delivered_pkts").iter_rows() if m for q in (50, 95)]
+            found.update(select_ranks(arr.select("ci", "d"), want, span))
+        return float(found[(ci, r50)]), float(found[(ci, r95)])
+
+    return sent, tot, slots, quantiles
+
+
+#: Sub-ranges a range of delays is cut into per pass of `select_ranks`.
+_FANOUT = 1024
+
+
+def select_ranks(values: pl.LazyFrame, want: list[tuple[int, int]], span: dict | None = None) -> dict:
+    """The value of 0-based rank r (in ascending order) of column ``d`` among the rows of
+    curve ``ci``, for each ``(ci, r)`` in `want` — exactly what sorting each curve's values
+    would give, in memory bounded by the number of targets, not of rows: each pass over
+    `values` (a LazyFrame of ``ci``, ``d`` integers, on the streaming engine) counts the rows
+    of each target's current range in `_FANOUT` sub-ranges and narrows the range to the one
+    holding the rank, until it is a single value (range / 1024 per pass: ≤ 4 passes for
+    delays up to 1000 s). `span`: each curve's (min, max) if known, else one more pass."""
+    if not want:
+        return {}
+    if span is None:
+        span = (values.group_by("ci").agg(pl.col("d").min(), pl.col("d").max().alias("hi"))
+                .collect(engine="streaming"))
+        span = {int(c): (int(lo), int(hi)) for c, lo, hi in span.iter_rows()}
+    # per target: [ci, rank, lo, width, rank within [lo, lo + width)]
+    state = [[ci, r, span[ci][0], span[ci][1] - span[ci][0] + 1, r] for ci, r in set(want)]
+    while any(t[3] > 1 for t in state):
+        live = [t for t in state if t[3] > 1]
+        step = [-(-t[3] // _FANOUT) for t in live]
+        tg = pl.DataFrame({"ci": [t[0] for t in live], "_t": list(range(len(live))),
+                           "_lo": [t[2] for t in live], "_w": [t[3] for t in live],
+                           "_s": step},
+                          schema={"ci": values.collect_schema()["ci"], "_t": pl.Int64,
+                                  "_lo": pl.Int64, "_w": pl.Int64, "_s": pl.Int64})
+        counts = (values.join(tg.lazy(), on="ci")
+                  .filter((pl.col("d") >= pl.col("_lo")) & (pl.col("d") < pl.col("_lo") + pl.col("_w")))
+                  .group_by("_t", ((pl.col("d") - pl.col("_lo")) // pl.col("_s")).alias("_b"))
+                  .agg(pl.len().alias("_n"))
+                  .collect(engine="streaming").sort("_t", "_b"))
+        by_t: dict = {}
+        for t, b, n in counts.iter_rows():
+            by_t.setdefault(t, []).append((b, n))
+        for k, t in enumerate(live):
+            below = 0
+            for b, n in by_t[k]:
+                if t[4] < below + n:
+                    t[2] += b * step[k]
+                    t[3] = min(step[k], t[3] - b * step[k])
+                    t[4] -= below
+                    break
+                below += n
+            else:
+                raise ValueError(f"curve {t[0]}: rank {t[1]} is past its {below} values")
+    return {(t[0], t[1]): t[2] for t in state}
+
 
     return sent, tot, slots, quantiles
 
