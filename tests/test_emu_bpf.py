@@ -490,18 +490,21 @@ def _median_owd_ms(res, t0_ns: float) -> float:
 def test_bpf_yeah_decongests_before_the_queue_fills(tmp_path):
     """YeAH estimates its backlog each RTT (Vegas: cwnd x (RTT - baseRTT) / RTT) and, once it
     exceeds 80 packets, removes it from the window (at most half) and sets ssthresh there —
-    without any loss. On a 300-packet queue slow start's backlog is cut twice (~310 -> ~160 ->
-    81 packets, kernel and simulator alike) and nothing is lost in 4 s, where Reno fills the
-    queue and loses packets. Median one-way delay after 1 s (measured): kernel 59 ms,
-    simulator 51 ms (its 3.x slow mode grows half as fast, docs/bpf-schemes.md), Reno 97 ms."""
+    without any loss. On a 300-packet queue slow start's backlog is cut twice by half
+    (~310 -> ~160 -> ~80 packets, kernel and simulator alike) and nothing is lost in 4 s,
+    where Reno fills the queue and loses packets. Median one-way delay after 1 s (measured):
+    kernel 59 ms, simulator 51 ms (its 3.x slow mode grows half as fast, docs/bpf-schemes.md),
+    Reno 97 ms."""
     k, s, r = _kernel_sim_reno_runs(tmp_path, DEEP, "yeah")
     assert k.meta["emu"]["agents"][0]["cc"] == "bpf_yeah"
     assert k.flows["retrans"].max() == 0 and r.flows["retrans"].max() > 0
     kc, sc = _cuts_without_loss(k), _cuts_without_loss(s)
     big = [(c, x) for c, x in kc if x <= 0.8 * c]
     assert len(big) >= 2, kc
-    for (_, a), (_, b) in zip(big[:2], sc[:2]):
-        assert abs(a - b) <= 0.1 * b, (kc, sc)
+    # in slow start the backlog exceeds cwnd/2: each cut halves, on both (where the doubling
+    # window crosses the 80 packets varies with the kernel's timing: 261-317 packets seen)
+    for (c, a), (d, b) in zip(big[:2], sc[:2]):
+        assert abs(a / c - b / d) <= 0.05, (kc, sc)
     kd, sd, rd = (_median_owd_ms(x, 1e9) for x in (k, s, r))
     assert kd < 0.7 * rd and abs(kd - sd) < 0.25 * sd, (kd, sd, rd)
     assert _gone("bpf_yeah")
