@@ -576,3 +576,31 @@ def test_bpf_cdg_backs_off_on_the_delay_gradient(tmp_path):
     assert kd - 10 < 0.15 * (rd - 10) and sd - 10 < 0.15 * (rd - 10), (kd, sd, rd)
     assert k.flowstats["delivered_bytes"][0] * 8 / 4 > 0.75 * 20e6
     assert _gone("bpf_cdg")
+
+
+GATED = ["scalable", "highspeed", "veno", "bic", "htcp", "illinois", "hybla", "yeah", "cdg"]
+
+
+@needs_bpf
+def test_bpf_schemes_grow_only_while_the_window_limits_the_sender(tmp_path):
+    """Each program grows its window only while tcp_is_cwnd_limited() holds, where its module
+    does (RFC 7661). Ten application-limited flows (1.5 Mbit/s each of a 20-Mbit/s link, no
+    loss: ssthresh stays infinite) — every gated program and the kernel's Reno: each window
+    stays near twice what the flow has in flight, as Reno's (measured: 12-19 packets, Reno 14).
+    Without the gate a program slow-starts on every ACK and ends near 520 packets (CDG's
+    HyStart ends its slow start early and it stays at 14 either way)."""
+    flows = "".join(f"  - {{scheme: {{bpf: {n}}}, flows: 1, app-rate: 1.5Mbit}}\n" for n in GATED)
+    body = f"""
+duration: 4
+central: {{rate: 20Mbit, delay: 10ms, queue: 1bdp}}
+flows:
+{flows}  - {{scheme: reno, flows: 1, app-rate: 1.5Mbit}}
+"""
+    res = _bpf_run(_yaml(tmp_path, body), tmp_path / "g")
+    assert [a["cc"] for a in res.meta["emu"]["agents"]][:len(GATED)] == [f"bpf_{n}" for n in GATED]
+    top = res.flows.group_by("flow").agg(pl.col("cwnd").max()).sort("flow")["cwnd"].to_list()
+    reno = top[-1]
+    assert reno < 30, top
+    assert all(c <= 2 * reno for c in top[:-1]), dict(zip(GATED + ["reno"], top))
+    for n in GATED:
+        assert _gone(f"bpf_{n}")

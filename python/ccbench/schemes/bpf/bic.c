@@ -10,8 +10,7 @@
  * 15/16, updated in the Open state). A loss sets W_max (fast convergence: lower if the window
  * did not regain the previous one) and ssthresh = cwnd * 819/1024 (cwnd/2 at or below 14).
  *
- * Differences: no tcp_is_cwnd_limited() gate (see scalable.c); "jiffies" are the socket's
- * tcp_mstamp in milliseconds (HZ = 1000, a 31-ms hold-off between cnt updates at the same
+ * Differences: "jiffies" are the socket's tcp_mstamp in milliseconds (HZ = 1000, a 31-ms hold-off between cnt updates at the same
  * window, as the simulator assumes); the CA state for the ACK-ratio update is tracked in the
  * private area from set_state rather than read from the icsk_ca_state bitfield. Undo is Reno's,
  * as in the kernel since 4.x (the simulator models 3.x: max(cwnd, cwnd at the loss)).
@@ -96,6 +95,8 @@ void BPF_PROG(bpf_bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_of(sk);
 	struct bic *ca = ca_priv(sk);
 
+	if (!ccbench_is_cwnd_limited(sk))
+		return; /* application- or receive-window-limited: no growth */
 	if (in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
 		if (!acked)

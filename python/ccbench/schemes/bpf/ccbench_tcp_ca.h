@@ -14,6 +14,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #define TCP_INFINITE_SSTHRESH 0x7fffffff
 #define TCP_CONG_NEEDS_ECN 0x2
@@ -47,6 +48,22 @@ static __always_inline int seq_after(__u32 a, __u32 b)
 static __always_inline int in_slow_start(const struct tcp_sock *tp)
 {
 	return tp->snd_cwnd < tp->snd_ssthresh;
+}
+
+/* include/net/tcp.h tcp_is_cwnd_limited() (5.19+): the window limited what was sent in the
+ * last window's worth of data (tcp_cwnd_validate() keeps the is_cwnd_limited bit), or, in slow
+ * start, cwnd is below twice the most packets in flight in that period. Congestion controls
+ * grow the window only then (RFC 7661), so an application- or receive-window-limited sender
+ * does not build up a window it never used. */
+static __always_inline int ccbench_is_cwnd_limited(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_of(sk);
+
+	if (BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
+		return 1;
+	if (in_slow_start(tp))
+		return tp->snd_cwnd < 2 * tp->max_packets_out;
+	return 0;
 }
 
 /* A guard against a kernel that does not run a program now and then. Some kernels skip a

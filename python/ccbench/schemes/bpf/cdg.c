@@ -23,9 +23,7 @@
  * between is the kernel's, which does signal COMPLETE_CWR. The per-RTT gradient window (64
  * bytes) does not fit in icsk_ca_priv next to the rest, so it lives in socket storage
  * (BPF_MAP_TYPE_SK_STORAGE; the module kcallocs it), with the module's fallback when it cannot
- * be had. No tcp_is_cwnd_limited() gate (see scalable.c): HyStart's ACK train is not reset
- * and the shadow window is not capped when application-limited; tcp_reno_cong_avoid keeps its
- * gate. The e^-x table is exp(-x) x 65536 - 1 rounded (the module's differs by 1 in two entries).
+ * be had. The e^-x table is exp(-x) x 65536 - 1 rounded (the module's differs by 1 in two entries).
  * The simulator's crates/sim/src/cc/cdg.rs models FreeBSD's cc_cdg.c (moving averages, table
  * probability, queue-state loss tolerance, its own slow-start exit and ineffectual-back-off
  * rule), not this module.
@@ -129,7 +127,7 @@ static __always_inline void cdg_hystart_update(struct sock *sk, struct cdg *ca)
 		return;
 	if (CDG_HYSTART_DETECT & HYSTART_ACK_TRAIN) {
 		now_us = (__u32)tp->tcp_mstamp;
-		if (!ca->last_ack) {
+		if (!ca->last_ack || !ccbench_is_cwnd_limited(sk)) {
 			ca->last_ack = now_us;
 			ca->round_start = now_us;
 		} else if (seq_before(now_us, ca->last_ack + 3000)) {
@@ -263,6 +261,12 @@ void BPF_PROG(bpf_cdg_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		ca->sample_cnt = 0;
 		if (grad > 0 && cdg_backoff(sk, ca, (__u32)grad))
 			return;
+	}
+	if (!ccbench_is_cwnd_limited(sk)) {
+		/* application-limited: the shadow window follows the window in use */
+		if (ca->shadow_wnd > tp->snd_cwnd)
+			ca->shadow_wnd = tp->snd_cwnd;
+		return;
 	}
 	prior = tp->snd_cwnd;
 	tcp_reno_cong_avoid(sk, ack, acked);

@@ -7,9 +7,7 @@
  * credits; a loss sets ssthresh = cwnd - cwnd * b(w), b(w) = md / 256; the row is the first of
  * RFC 3649's Appendix B table whose window is >= cwnd, moved incrementally on each CA ACK.
  *
- * Differences from the kernel module: no tcp_is_cwnd_limited() gate (see scalable.c: reading
- * that bitfield from a program misbehaved here) and no snd_cwnd_clamp of 2^32/128 packets at
- * init (the clamp is not writable from a struct_ops program; windows that large do not occur
+ * Difference from the kernel module: no snd_cwnd_clamp of 2^32/128 packets at init (the clamp is not writable from a struct_ops program; windows that large do not occur
  * on the links ccbench emulates).
  */
 #include "ccbench_tcp_ca.h"
@@ -53,6 +51,8 @@ void BPF_PROG(bpf_highspeed_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct hstcp *ca = ca_priv(sk);
 	__u32 cwnd = tp->snd_cwnd, ai, i;
 
+	if (!ccbench_is_cwnd_limited(sk))
+		return; /* application- or receive-window-limited: no growth */
 	if (in_slow_start(tp)) {
 		tcp_slow_start(tp, acked);
 		return;

@@ -10,8 +10,7 @@
  * more than 20 % since the previous event. Fixed point x128; times in ms ("jiffies" at HZ =
  * 1000, as the simulator assumes).
  *
- * Differences: no tcp_is_cwnd_limited() gate (see scalable.c); time is the socket's tcp_mstamp
- * in ms rather than jiffies; the CA state (maxRTT and throughput are measured in Open/Disorder
+ * Differences: time is the socket's tcp_mstamp in ms rather than jiffies; the CA state (maxRTT and throughput are measured in Open/Disorder
  * only) is tracked in the private area from set_state rather than read from the icsk_ca_state
  * bitfield.
  */
@@ -117,6 +116,8 @@ void BPF_PROG(bpf_htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_of(sk);
 	struct htcp *ca = ca_priv(sk);
 
+	if (!ccbench_is_cwnd_limited(sk))
+		return; /* application- or receive-window-limited: no growth */
 	if (in_slow_start(tp)) {
 		tcp_slow_start(tp, acked);
 		return;

@@ -9,8 +9,7 @@
  * 1/128 units; outside the Open state it is Reno. ssthresh and undo are Reno's.
  *
  * Differences: the module sets snd_cwnd_clamp to 65535 packets at init, which a struct_ops
- * program cannot write (the window is not clamped here; slow start still stops at ssthresh);
- * no tcp_is_cwnd_limited() gate (see scalable.c) in Hybla's own path.
+ * program cannot write (the window is not clamped here; slow start still stops at ssthresh).
  */
 #include "ccbench_tcp_ca.h"
 
@@ -74,6 +73,8 @@ void BPF_PROG(bpf_hybla_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		hybla_recalc(sk, ca);
 		ca->minrtt_us = tp->srtt_us;
 	}
+	if (!ccbench_is_cwnd_limited(sk))
+		return; /* application- or receive-window-limited: no growth */
 	if (!ca->hybla_en) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;

@@ -10,8 +10,6 @@
  * decrease beta (1/8 while da <= dm/10, rising linearly to 1/2 at da >= 0.8 dm). Below 15
  * packets it is Reno (alpha 1, beta 1/2). alpha is x128, beta x64; a loss sets ssthresh =
  * cwnd - cwnd * beta.
- *
- * Differences: no tcp_is_cwnd_limited() gate (see scalable.c).
  */
 #include "ccbench_tcp_ca.h"
 
@@ -141,6 +139,8 @@ void BPF_PROG(bpf_illinois_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		}
 		rtt_reset(sk, ca);
 	}
+	if (!ccbench_is_cwnd_limited(sk))
+		return; /* application- or receive-window-limited: no growth */
 	if (in_slow_start(tp)) {
 		tcp_slow_start(tp, acked);
 		return;

@@ -6,12 +6,7 @@
  * Reno; in congestion avoidance one segment per min(cwnd, 100) packets acked (Reno below 100
  * packets, +1 % per RTT above); a loss sets ssthresh = cwnd - cwnd/8.
  *
- * Difference from the kernel module: no tcp_is_cwnd_limited() gate (growth also when the
- * sender is not using its window). A version reading tcp_sock's is_cwnd_limited bitfield
- * (BPF_CORE_READ_BITFIELD) saw its window jump to ~10^9 after some seconds on this kernel
- * (6.18); that has the signature of this kernel skipping a program's ssthresh
- * (docs/bpf-schemes.md, "Programs the kernel does not run"), so the read may be innocent —
- * not retried yet. Bulk flows, which always fill their window, are unaffected.
+ * Growth only while the window limits the sender (tcp_is_cwnd_limited(), as the module).
  */
 #include "ccbench_tcp_ca.h"
 
@@ -26,6 +21,8 @@ void BPF_PROG(bpf_scalable_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_of(sk);
 	__u32 w;
 
+	if (!ccbench_is_cwnd_limited(sk))
+		return; /* application- or receive-window-limited: no growth */
 	if (in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
 		if (!acked)

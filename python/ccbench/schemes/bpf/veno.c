@@ -12,8 +12,7 @@
  *
  * Differences: the module of this kernel counts ACKed packets in congestion avoidance, as here;
  * the simulator's veno.rs models 3.x, which counted ACKs (one per call) — with delayed ACKs
- * that grows half as fast. No tcp_is_cwnd_limited() gate in Veno's own path (see scalable.c);
- * the Reno fallbacks (tcp_reno_cong_avoid) keep theirs.
+ * that grows half as fast.
  */
 #include "ccbench_tcp_ca.h"
 
@@ -106,6 +105,8 @@ void BPF_PROG(bpf_veno_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
 	}
+	if (!ccbench_is_cwnd_limited(sk))
+		return; /* application- or receive-window-limited: no growth */
 	if (v->cntrtt <= 2) {
 		/* too few samples for a backlog: Reno */
 		tcp_reno_cong_avoid(sk, ack, acked);

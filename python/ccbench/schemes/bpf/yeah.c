@@ -14,8 +14,7 @@
  * As the module, YeAH ignores Vegas's doing_vegas_now: set_state and cwnd_event only restart
  * the per-RTT bookkeeping.
  *
- * Differences from the module: no tcp_is_cwnd_limited() gate (see scalable.c; bulk flows
- * always fill their window); the snd_cwnd_clamp of 2^32/128 set at init is not writable from
+ * Differences from the module: the snd_cwnd_clamp of 2^32/128 set at init is not writable from
  * struct_ops (never reached); no get_info. The simulator's yeah.rs models 3.x: its slow mode
  * counts one per ACK (with delayed ACKs: half this program's growth), its fast mode adds 1
  * once the count exceeds min(cwnd, 100) rather than reaching it, and slow start lasts while
@@ -83,6 +82,8 @@ void BPF_PROG(bpf_yeah_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct yeah *y = ca_priv(sk);
 	__u32 cwnd, rtt, base, queue, reduction;
 
+	if (!ccbench_is_cwnd_limited(sk))
+		return; /* application- or receive-window-limited: no growth */
 	if (in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
 		if (!acked)
