@@ -144,9 +144,12 @@ def test_the_run_summary_reads_no_table_that_grows_with_the_run_whole(runs):
     assert pantheon_summary(whole).equals(pan) and queue_timeseries(whole).equals(qs)
 
 
-def test_rank_selection_in_passes_is_exact():
+@pytest.mark.parametrize("groups", [1 << 17, 64])   # 1024 sub-ranges a pass; 16
+def test_rank_selection_in_passes_is_exact(groups, monkeypatch):
     import numpy as np
+    from ccbench.analysis import gather
     from ccbench.analysis.gather import select_ranks
+    monkeypatch.setattr(gather, "_GROUPS", groups)
     rng = np.random.default_rng(3)
     parts = {0: rng.integers(0, 10**9, 5000),            # wide range: several passes
              1: np.full(300, 7_000_123),                  # all equal

@@ -88,8 +88,11 @@ def gather_packets(results, cmap: pl.DataFrame, interval_ns: int):
     return sent, tot, slots, quantiles
 
 
-#: Sub-ranges a range of delays is cut into per pass of `select_ranks`.
+#: Sub-ranges a range of delays is cut into per pass of `select_ranks`: at most 1024, fewer
+#: with many targets so that a pass counts at most `_GROUPS` groups (the streaming
+#: group-by holds ~100 B per group: 2000 targets x 1024 held 2 GB with 50 M packets).
 _FANOUT = 1024
+_GROUPS = 1 << 17
 
 
 def select_ranks(values: pl.LazyFrame, want: list[tuple[int, int]], span: dict | None = None) -> dict:
@@ -97,9 +100,9 @@ def select_ranks(values: pl.LazyFrame, want: list[tuple[int, int]], span: dict |
     curve ``ci``, for each ``(ci, r)`` in `want` — exactly what sorting each curve's values
     would give, in memory bounded by the number of targets, not of rows: each pass over
     `values` (a LazyFrame of ``ci``, ``d`` integers, on the streaming engine) counts the rows
-    of each target's current range in `_FANOUT` sub-ranges and narrows the range to the one
-    holding the rank, until it is a single value (range / 1024 per pass: ≤ 4 passes for
-    delays up to 1000 s). `span`: each curve's (min, max) if known, else one more pass."""
+    of each target's current range in up to `_FANOUT` sub-ranges and narrows the range to the
+    one holding the rank, until it is a single value (range / 1024 per pass with few targets:
+    ≤ 4 passes for delays up to 1000 s; range / 64 with 2000: ≤ 5 passes for 1 s). `span`: each curve's (min, max) if known, else one more pass."""
     if not want:
         return {}
     if span is None:
@@ -108,9 +111,10 @@ def select_ranks(values: pl.LazyFrame, want: list[tuple[int, int]], span: dict |
         span = {int(c): (int(lo), int(hi)) for c, lo, hi in span.iter_rows()}
     # per target: [ci, rank, lo, width, rank within [lo, lo + width)]
     state = [[ci, r, span[ci][0], span[ci][1] - span[ci][0] + 1, r] for ci, r in set(want)]
+    fanout = max(16, min(_FANOUT, _GROUPS // len(state)))
     while any(t[3] > 1 for t in state):
         live = [t for t in state if t[3] > 1]
-        step = [-(-t[3] // _FANOUT) for t in live]
+        step = [-(-t[3] // fanout) for t in live]
         tg = pl.DataFrame({"ci": [t[0] for t in live], "_t": list(range(len(live))),
                            "_lo": [t[2] for t in live], "_w": [t[3] for t in live],
                            "_s": step},
