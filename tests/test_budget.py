@@ -85,9 +85,12 @@ def test_unreadable_files_get_one_line_errors(tmp_path):
 # the estimate and what dominates it.
 HUGE = {
     "ten-year duration": ({"duration": 315360000}, "per-packet records"),
-    "1 ns samples": ({"sample-interval": "1ns"}, "queue samples"),
-    # 100000 flows as in the issue take ~20-80 s just to resolve; 20000 show the same
-    "20000 flows": ({"flows": [{"scheme": "cubic", "flows": 20000}]}, "queue samples"),
+    # flow and queue samples go to disk as the run goes (docs/robustness.md); the per-flow
+    # interval aggregates the core keeps until the end are what 1 ns samples exhaust
+    "1 ns samples": ({"sample-interval": "1ns"}, "interval aggregates"),
+    # 100000 flows as in the issue take ~20-80 s just to resolve; 20000 for 60 s show the same
+    "20000 flows": ({"duration": 60, "flows": [{"scheme": "cubic", "flows": 20000}]},
+                    "interval aggregates"),
     "Poisson 1e9/s": ({"flows": [{"scheme": "cubic", "arrivals": {
         "rate": "1000000000/s", "size": {"fixed": "10KB"}}}]}, "short-flow connections"),
     "1 ns random walk": ({"central": {"rate": "100Mbit", "delay": {"walk": {
@@ -128,16 +131,29 @@ def test_estimate_tracks_the_rows_a_run_makes(tmp_path):
 
 
 def test_per_packet_memory_covers_the_records_held_at_once(tmp_path):
-    """The memory estimate's per-packet cost must cover at least the two copies of each
-    packet record alive together at the end of a run (the core's columns and the packets
-    table handed to Python): an estimate below that lets a run the machine cannot hold pass."""
+    """The memory estimate's per-packet cost must cover what is held per packet at once: for
+    a run that holds its records whole (the emulator), two copies of each packet record (the
+    columns and the packets table made from them). An estimate below that lets a run the
+    machine cannot hold pass. A streamed simulator run holds a few chunks of them whatever
+    its length (docs/robustness.md, "Records streamed to disk")."""
     exp = config.resolve({"duration": 2, "central": {"rate": "50Mbit", "delay": "5ms"},
                           "flows": [{"scheme": "cubic"}]})
     res = ccbench.run(exp, tmp_path / "p")
     per_row = res.packets.estimated_size() / res.packets.height
     assert budget.BYTES_PER_PACKET >= 2 * per_row, (budget.BYTES_PER_PACKET, per_row)
-    est = budget.estimate(exp)
-    assert est.memory_bytes >= 2 * res.packets.estimated_size()
+    held = budget.estimate(exp, streamed=False)
+    assert held.memory_bytes >= 2 * res.packets.estimated_size()
+    streamed = budget.estimate(exp)
+    assert streamed.memory_bytes > budget.BASELINE_BYTES + res.packets.height * budget.BYTES_PER_PACKET_STREAMED
+    assert 0 < budget.BYTES_PER_PACKET_STREAMED < budget.BYTES_PER_PACKET / 10
+    # past the chunks, flow and queue samples make a streamed run's estimate grow no more
+    # (what still grows: the interval aggregates the core keeps)
+    def growth(streamed, packets):
+        a, b = ({**exp, "duration_ns": k * exp["duration_ns"]} for k in (10**4, 2 * 10**4))
+        return (budget.estimate(b, packets=packets, streamed=streamed).memory_bytes
+                - budget.estimate(a, packets=packets, streamed=streamed).memory_bytes)
+    assert 0 < growth(True, False) < growth(False, False) / 5
+    assert 0 < growth(True, True) < growth(False, True) / 5
 
 
 def test_budget_flags(tmp_path):
@@ -173,3 +189,26 @@ def test_stats_interval_is_bounded(small_run, iv, msg):
     assert time.perf_counter() - t0 < 30
     with pytest.raises(budget.BudgetError):
         ccbench.analyze(small_run, interval=float(iv))
+
+
+def test_a_streamed_run_is_refused_when_its_records_would_fill_the_disk(tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+    exp = ccbench.load_experiment(ROOT / "examples" / "quickstart.yaml")
+    est = budget.estimate(exp)
+    assert est.disk_bytes > 30 * 2**20   # 417 k packets, 9000 flow and 54 k queue samples
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(2**40, 2**40 - est.disk_bytes // 2,
+                                                              int(est.disk_bytes // 2)))
+    with pytest.raises(budget.BudgetError, match="would fill .* of disk while it runs"):
+        ccbench.run(exp, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not list(tmp_path.iterdir())
+    # the emulator holds its records in memory: no disk estimate
+    assert budget.estimate(exp, streamed=False).disk_bytes == 0
+
+
+def test_more_packet_records_than_the_core_can_number_are_refused(tmp_path):
+    exp = config.resolve({"duration": 60, "flows": [{"scheme": "udp", "rate": "1Tbit"}]})
+    with pytest.raises(budget.BudgetError, match="more than the 4.29 G the simulator can number"):
+        ccbench.run(exp, tmp_path / "out", memory_budget=2**50)
+    ccbench.run({**exp, "duration_ns": 10**6}, tmp_path / "ok", packets=True)

@@ -185,7 +185,10 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         stem = Path(source).stem if source else "experiment"
         out_dir = Path("results") / stem
     from . import budget as _budget
-    _budget.check(exp, memory_budget=memory_budget, enabled=budget)
+    streamed = backend == "sim" and _sim._core_spills()
+    disk_dir = next((p for p in Path(out_dir).absolute().parents if p.exists()), None)
+    _budget.check(exp, memory_budget=memory_budget, enabled=budget, streamed=streamed,
+                  disk_dir=disk_dir if streamed else None)
     emu_meta = stats = None
     cap_dir = cap_summary = spill_dir = None
     import shutil

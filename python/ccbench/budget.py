@@ -20,11 +20,29 @@ import math
 import os
 from dataclasses import dataclass, field
 
-#: Bytes of peak RSS per row, measured (see the module docstring).
+#: Bytes of peak RSS per row, measured (see the module docstring), of a run that holds its
+#: records whole until it ends (the emulator).
 BYTES_PER_PACKET = 160
 BYTES_PER_FLOW_SAMPLE = 400
 BYTES_PER_QUEUE_SAMPLE = 150
 BYTES_PER_INTERVAL_ROW = 150
+#: A simulator run streams packets, flow and queue samples to disk in chunks
+#: (ccbench.results.spill) and its summary reads them back a part at a time: what it holds
+#: of them is a few chunks whatever the run's length (STREAMED_RECORDS_BYTES, or what the
+#: records would cost held whole if that is less). Per packet,
+#: 1000 CUBIC flows x 10 Gbit/s x 60 s measured 1.2 B (1.13 GB peak with 50.1 M packet
+#: records, 1.08 GB without; docs/robustness.md, "Records streamed to disk").
+BYTES_PER_PACKET_STREAMED = 8
+STREAMED_RECORDS_BYTES = 400 * 2**20
+#: Disk a streamed run fills per row: its chunks (uncompressed Arrow IPC) until the run ends,
+#: and beside them the Parquet table (zstd; a third of that at most, measured 0.15-0.3).
+DISK_PER_PACKET = 46 * 4 // 3
+DISK_PER_FLOW_SAMPLE = 180 * 4 // 3
+DISK_PER_QUEUE_SAMPLE = 70 * 4 // 3
+#: Fraction of the free disk space beside the results folder a run may plan to fill.
+DISK_FRACTION = 0.9
+#: The core numbers packet records with 32-bit indices (u32::MAX marks "no record").
+MAX_PACKET_RECORDS = 2**32 - 2
 BYTES_PER_CONN = 2_000          # connection state in the simulator + its conns row
 BYTES_PER_FLOW = 64 * 1024      # sender/receiver state, per-flow vectors, labels
 BYTES_PER_DELAY_STEP = 200      # one [t, delay] step of a delay schedule, Rust + JSON + Python
@@ -57,6 +75,8 @@ class Estimate:
     hist_buckets: float = 0.0
     flows: int = 0
     memory_bytes: float = 0.0
+    #: disk the spilled records and the tables written from them fill (streamed runs)
+    disk_bytes: float = 0.0
     wall_s: float = 0.0
     #: (what, bytes) of the biggest contributors, largest first
     parts: list = field(default_factory=list)
@@ -151,8 +171,10 @@ def _flow_cap_bps(flow: dict, links: dict, exp: dict, pkt: int) -> float:
     return cap
 
 
-def estimate(exp: dict, *, packets: bool | None = None) -> Estimate:
-    """The resources a run of the resolved experiment ``exp`` needs (see the module doc)."""
+def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -> Estimate:
+    """The resources a run of the resolved experiment ``exp`` needs (see the module doc).
+    ``streamed``: the run spills packets, flow and queue samples to disk as it goes (the
+    simulator); False: it holds them whole until the end (the emulator)."""
     est = Estimate()
     duration_s = exp.get("duration_ns", 0) / 1e9
     pkt = int(exp.get("mss", 1448)) + 52
@@ -223,17 +245,26 @@ def estimate(exp: dict, *, packets: bool | None = None) -> Estimate:
         est.hist_buckets += worst / bucket
     est.events = (est.packets * (hops / 2 + 1) * 1.5 + samples * (1 + len(flows))
                   + est.conns * 12 + est.delay_steps)
-    parts = [
-        ("per-packet records" if record else "packets in flight", est.packets * BYTES_PER_PACKET
-         if record else 0.0),
-        ("flow samples", est.flow_samples * BYTES_PER_FLOW_SAMPLE),
-        ("queue samples", est.queue_samples * BYTES_PER_QUEUE_SAMPLE),
+    held = [("per-packet records" if record else "packets in flight",
+             est.packets * BYTES_PER_PACKET if record else 0.0),
+            ("flow samples", est.flow_samples * BYTES_PER_FLOW_SAMPLE),
+            ("queue samples", est.queue_samples * BYTES_PER_QUEUE_SAMPLE)]
+    if streamed:
+        # a few chunks at most; a run whose records fit in them holds no more than them
+        held = [("per-packet records" if record else "packets in flight",
+                 est.packets * BYTES_PER_PACKET_STREAMED if record else 0.0),
+                ("records in chunks", min(STREAMED_RECORDS_BYTES, sum(b for _, b in held)))]
+    parts = held + [
         ("interval aggregates", est.interval_rows * BYTES_PER_INTERVAL_ROW),
         ("short-flow connections", est.conns * BYTES_PER_CONN),
         ("delay-schedule steps", est.delay_steps * BYTES_PER_DELAY_STEP),
         ("delay histograms", est.hist_buckets * BYTES_PER_HIST_BUCKET),
         ("flow state", len(flows) * BYTES_PER_FLOW),
     ]
+    if streamed:
+        est.disk_bytes = (est.packets * DISK_PER_PACKET * record
+                          + est.flow_samples * DISK_PER_FLOW_SAMPLE
+                          + est.queue_samples * DISK_PER_QUEUE_SAMPLE)
     est.parts = sorted(parts, key=lambda p: -p[1])
     est.memory_bytes = BASELINE_BYTES + sum(b for _, b in parts)
     est.wall_s = est.events / EVENTS_PER_S
@@ -247,11 +278,12 @@ def _hint() -> str:
 
 
 def check(exp: dict, *, memory_budget: int | str | None = None, packets: bool | None = None,
-          enabled: bool = True) -> Estimate:
+          enabled: bool = True, streamed: bool = True, disk_dir=None) -> Estimate:
     """Refuse (BudgetError) a run whose estimate exceeds the memory budget
-    (``memory_budget`` bytes or a size such as "16G"; default :func:`default_budget`) or
-    MAX_WALL_S."""
-    est = estimate(exp, packets=packets)
+    (``memory_budget`` bytes or a size such as "16G"; default :func:`default_budget`),
+    MAX_WALL_S, or (a streamed run, its results folder's parent `disk_dir` given) the free
+    disk space there; or that would make more packet records than the core can number."""
+    est = estimate(exp, packets=packets, streamed=streamed)
     if not enabled:
         return est
     if isinstance(memory_budget, str):
@@ -265,6 +297,21 @@ def check(exp: dict, *, memory_budget: int | str | None = None, packets: bool | 
     if est.wall_s > MAX_WALL_S:
         raise BudgetError(f"this run would take longer than {_duration(MAX_WALL_S)}: "
                           f"{est.describe()}; {_hint()}")
+    record = exp.get("record_packets", True) if packets is None else packets
+    if record and est.packets > MAX_PACKET_RECORDS:
+        raise BudgetError(f"this run would make about {_count(est.packets)} per-packet records, "
+                          f"more than the {_count(MAX_PACKET_RECORDS)} the simulator can number; "
+                          "turn per-packet records off (--no-packets), shorten the run or "
+                          "lower the rates")
+    if disk_dir is not None and est.disk_bytes:
+        import shutil
+        free = shutil.disk_usage(disk_dir).free
+        if est.disk_bytes > free * DISK_FRACTION:
+            raise BudgetError(
+                f"this run's records would fill ~{_size(est.disk_bytes)} of disk while it runs "
+                f"(chunks and tables), more than {DISK_FRACTION:.0%} of the {_size(free)} free "
+                f"in {disk_dir}: {est.describe()}; write the results elsewhere (-o DIR) or "
+                f"{_hint()}")
     return est
 
 
