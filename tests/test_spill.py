@@ -163,3 +163,24 @@ def test_rank_selection_in_passes_is_exact(groups, monkeypatch):
     got = select_ranks(lf, want)
     for k, r in want:
         assert got[(k, r)] == np.sort(parts[k])[r], (k, r)
+
+
+def test_the_report_delay_figure_reads_three_columns_a_part_at_a_time(runs):
+    import numpy as np
+    from ccbench.report.interactive import packet_delay_figure
+
+    def points(res):
+        f = packet_delay_figure(res, None)
+        return [(r.name, np.asarray(r.data_source.data["t"]), np.asarray(r.data_source.data["y"]))
+                for r in f.renderers]
+
+    lazy = ccbench.load(runs[5].path)
+    got = points(lazy)
+    assert not lazy.in_memory("packets")
+    whole = ccbench.load(runs[5].path)
+    assert whole.packets.height
+    want = points(whole)
+    assert len(got) == len(want) == 3
+    for (na, ta, ya), (nb, tb, yb) in zip(got, want):
+        assert na == nb and np.array_equal(ta, tb) and np.array_equal(ya, yb)
+    assert sum(len(t) for _, t, _ in got) > 1000

@@ -115,15 +115,18 @@ def grouping_figures(results, grouping: str, interval: float, x_range, computed=
 def packet_delay_figure(results, x_range):
     """Per-packet one-way delay against send time, per flow; each flow is thinned on its own
     (bucket min/max kept), so a small flow keeps its points beside a large one."""
-    p = results.packets
-    if p is None or not p.height:
+    if not results.has("packets"):
         return None
     labels = {int(f["id"]): f["label"] for f in results.experiment["flows"]}
     ids = sorted(labels)
     st = dict(zip(ids, styles(len(ids))))
-    d = p.filter(pl.col("arrival_ns").is_not_null()).select(
+    # three columns of the delivered packets, read a part at a time (not the whole table)
+    d = results.scan("packets").filter(pl.col("arrival_ns").is_not_null()).select(
         pl.col("flow").cast(pl.Int64), pl.col("sent_ns"),
-        ((pl.col("arrival_ns") - pl.col("sent_ns")).cast(pl.Float64) / 1e6).alias("d")).sort("flow", "sent_ns")
+        ((pl.col("arrival_ns") - pl.col("sent_ns")).cast(pl.Float64) / 1e6).alias("d")
+    ).collect(engine="streaming").sort("flow", "sent_ns")
+    if not d.height and not results.scan("packets").select(pl.len()).collect().item():
+        return None
     f = time_figure("one-way delay of each packet (per flow, thinned for display: each flow's extremes kept)",
              "ms", x_range)
     for (fid,), g in d.group_by("flow", maintain_order=True):
