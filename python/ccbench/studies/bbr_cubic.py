@@ -33,17 +33,12 @@ FLOW_LIFE = 300.0     # s of every flow at full scale
 # receive window became Linux's autotuned one (commit 89dfa43); at the CI scale they were
 # reproduced then (BBR's loss at 0.5 BDP 9.5 -> 12.5 %, BBR_Shallow's 11.4 -> 11.8 %; crossing
 # 3.3 vs BBR's 5.8 BDP, was 4.4 vs 3.3), the medium and full scales not re-run yet. With the
-# send buffer the CI-scale loss verdict flipped back (KNOWN_REDUCED).
+# send buffer the CI-scale loss verdict flipped back; with the simulator's app-limited marking
+# moved to the application's writes (as Linux's tcp_sendmsg_locked) it is reproduced again at
+# the CI scale (one trial at 0.5 BDP: the two losses are within its spread).
 KNOWN: dict[str, str] = {}
 # ... and at the CI scale only (40 Mbit/s, 60-s runs, one trial)
-KNOWN_REDUCED: dict[str, str] = {
-    "shallow-loss": (
-        "at the CI scale the two losses at 0.5 BDP are within one trial's spread and the verdict "
-        "follows small model changes: BBR 9.8 % vs BBR_Shallow 11.8 % since the simulator's "
-        "Linux send buffer (tcp_wmem; was 12.5 vs 11.8 % before it, 9.5 vs 11.4 % before the "
-        "autotuned receive window). RESULTS.md's explanation holds: the 4 flows are not "
-        "cwnd-limited, so the smaller cwnd gain cannot cut the loss"),
-}
+KNOWN_REDUCED: dict[str, str] = {}
 
 
 def known(ctx: Ctx, key: str) -> str:

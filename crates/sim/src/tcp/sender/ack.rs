@@ -366,6 +366,7 @@ impl TcpSender {
                 break;
             }
             let mut seg = self.rtx.pop_front().unwrap();
+            self.release_skb_head(&seg);
             let f = seg.flags;
             if f & EVER_RETRANS != 0 {
                 if f & RETRANS_OUT != 0 {

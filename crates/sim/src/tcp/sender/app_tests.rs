@@ -57,16 +57,22 @@ fn writes_below_cwnd_mark_rate_samples_app_limited() {
         s.on_ack(t, &ack(acked, t - 10 * MS));
         assert!(s.rate_app_limited, "delivery-rate sample flagged app-limited");
     }
-    // A bulk (infinite) sender is never app-limited.
+    // A bulk (infinite) sender: its first write finds the queue empty, so the first flight is
+    // marked (as Linux's first tcp_sendmsg_locked after connect); after that it never is.
     let cfg = TcpConfig { tlp: false, ..Default::default() };
     let mut b = TcpSender::new(&cfg, Box::new(Reno::new()), None);
     b.open(0);
     b.poll_transmit(0);
     b.on_ack(10 * MS, &AckSeg { syn: true, rwnd: 1 << 30, ..Default::default() });
+    assert_ne!(b.sock().app_limited, 0, "the first write marks");
     assert_eq!(send_all(&mut b, 10 * MS).len(), 10);
     b.on_ack(20 * MS, &ack(10 * MSS, 10 * MS));
+    assert!(b.rate_app_limited, "a sample of the first flight");
+    assert_eq!(b.sock().app_limited, 0, "cleared once the marked flight is delivered");
+    assert_eq!(send_all(&mut b, 20 * MS).len(), 20);
+    b.on_ack(30 * MS, &ack(30 * MSS, 20 * MS));
     assert_eq!(b.sock().app_limited, 0);
-    assert!(!b.rate_app_limited);
+    assert!(!b.rate_app_limited, "the second flight is not app-limited");
 }
 
 #[test]

@@ -77,6 +77,9 @@ const LOST: u8 = 2;
 const RETRANS_OUT: u8 = 4;
 /// Ever retransmitted (`TCPCB_EVER_RETRANS`).
 const EVER_RETRANS: u8 = 8;
+/// The first segment still unACKed of a sent skb (sndbuf.rs: each sent skb costs one head of
+/// truesize until its last segment is ACKed).
+const SKB_HEAD: u8 = 16;
 
 // tcp_ack flags (Linux FLAG_*).
 const FLAG_WIN_UPDATE: u32 = 0x02;
@@ -212,6 +215,10 @@ pub struct TcpSender {
     sndbuf: u64,
     /// `SOCK_NOSPACE`: the application found the send buffer full and waits to be woken.
     nospace: bool,
+    /// Sent skbs with a segment not yet cumulatively ACKed (segments flagged `SKB_HEAD`).
+    sent_skbs: u64,
+    /// Segments in the last sent skb (u64::MAX: none; the next segment starts one).
+    skb_segs: u64,
     /// `max_window`: the largest window the peer has offered (bounds the skb size goal).
     max_window: u64,
 
@@ -308,6 +315,8 @@ impl TcpSender {
             write_seq: 0,
             sndbuf: cfg.wmem[1],
             nospace: false,
+            sent_skbs: 0,
+            skb_segs: u64::MAX,
             max_window: 0,
             syn_pending: false,
             syn_sent_ns: 0,

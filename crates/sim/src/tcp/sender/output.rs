@@ -145,6 +145,7 @@ impl TcpSender {
             tx_lost: 0,
         };
         self.rate_skb_sent(&mut seg);
+        self.mark_skb_boundary(&mut seg);
         let prior_packets = self.sk.packets_out;
         self.sk.snd_nxt += len as u64;
         self.sk.packets_out += 1;
@@ -236,7 +237,9 @@ impl TcpSender {
         }
     }
 
-    /// End of a `tcp_write_xmit` round: cwnd validation, TLP scheduling, app-limited marking.
+    /// End of a `tcp_write_xmit` round: cwnd validation, TLP scheduling. (Application-limited
+    /// marking is not done here: Linux checks only when the application writes,
+    /// `tcp_sendmsg_locked` — see `app_write` and sndbuf.rs.)
     pub(super) fn end_burst(&mut self) {
         let is_cwnd_limited = self.sk.packets_in_flight() >= self.sk.cwnd;
         if self.burst_sent > 0 || is_cwnd_limited {
@@ -245,7 +248,6 @@ impl TcpSender {
         if self.burst_new > 0 {
             self.schedule_loss_probe(false);
         }
-        self.rate_check_app_limited();
         self.burst_sent = 0;
         self.burst_new = 0;
     }

@@ -9,14 +9,26 @@
 //!   GSO, bounded to half the largest window the peer offered, whole MSS), so the queue can end
 //!   up to one skb above the buffer. Once it is full the socket is `SOCK_NOSPACE`.
 //! * `sk_wmem_queued` counts skb truesize: the payload plus one skb head per skb
-//!   ([`SKB_HEAD_TRUESIZE`]). Sent data sits in skbs of `tcp_tso_autosize` segments (about 1 ms
-//!   of the pacing rate, at least 2), so at low rates the heads take a larger share.
+//!   ([`SKB_HEAD_TRUESIZE`]). Unsent data sits in skbs of the size goal. `tcp_write_xmit` splits
+//!   the write queue's head at each transmission (`tcp_mss_split_point`, `tso_fragment`), and a
+//!   sender clocked by ACKs defers small sends until a whole `tcp_tso_autosize` skb may go
+//!   (`tcp_tso_should_defer`; a paced sender sends one per pacing slot): sent data sits in skbs
+//!   of about 1 ms of the pacing rate, at least 2 segments, so at low rates the heads take a
+//!   large share (`ss -m` during a Reno slow start on the HSPA+ preset, 2-segment skbs: 1.26
+//!   bytes of truesize per byte in flight). The model starts a new sent skb every
+//!   `tcp_tso_autosize` segments and frees its head when its last segment is ACKed
+//!   (`tcp_trim_head` keeps a partly ACKed skb). Retransmissions and SACK processing split skbs
+//!   further in Linux (`tcp_fragment`); that is not modelled.
 //! * On an ACK (`tcp_check_space` → `tcp_new_space`, tcp_input.c), a `SOCK_NOSPACE` socket grows
 //!   the buffer when the flow is not cwnd-limited (`tcp_should_expand_sndbuf`; memory pressure is
 //!   not modelled) to `tcp_sndbuf_expand`'s factor × max(10, cwnd, reordering + 1) × per-MSS
 //!   worst-case truesize, at most `tcp_wmem[2]`; the factor is the CC's `sndbuf_expand` (2, BBR 3).
 //!   The application is woken only once the free space is at least half of what is queued
 //!   (`__sk_stream_is_writeable`: queued ≤ 2/3 of the buffer), and then writes until full again.
+//!   Each write checks first whether the sender is application-limited
+//!   (`tcp_rate_check_app_limited` in `tcp_sendmsg_locked`): with an empty write queue and room
+//!   in the window, the rate samples of the next round are marked app-limited. Linux checks
+//!   nowhere else; a sender whose buffer ran dry between two writes is not marked.
 //! * `tcp_init_buffer_space` expands the buffer once at establishment.
 
 use super::TcpSender;
@@ -65,11 +77,42 @@ impl TcpSender {
         (bytes / mss).clamp(MIN_TSO_SEGS, (GSO_MAX_BYTES / mss).max(1))
     }
 
-    /// `sk_wmem_queued` of `payload` bytes written and not ACKed: each skb costs its payload and
-    /// one head.
-    pub(super) fn wmem_queued(&self, payload: u64) -> u64 {
-        let skb = self.autosize_segs() * self.cfg.mss as u64;
-        payload + SKB_HEAD_TRUESIZE * payload.div_ceil(skb)
+    /// `sk_wmem_queued`: the payload written and not ACKed, one head per sent skb not fully
+    /// ACKed and one per size-goal skb of unsent data.
+    pub(super) fn wmem_queued(&self) -> u64 {
+        let unsent = self.write_seq - self.sk.snd_nxt.min(self.write_seq);
+        let unsent_skbs = unsent.div_ceil(self.size_goal());
+        (self.write_seq - self.sk.snd_una) + SKB_HEAD_TRUESIZE * (self.sent_skbs + unsent_skbs)
+    }
+
+    /// A new segment leaves: it starts a new sent skb when the current one holds
+    /// `tcp_tso_autosize` segments already. (Linux splits the write queue's head at each
+    /// transmission, but a sender clocked by ACKs defers small sends until a whole autosized
+    /// skb may go, `tcp_tso_should_defer`, and a paced one sends one per pacing slot.)
+    pub(super) fn mark_skb_boundary(&mut self, seg: &mut super::TxSeg) {
+        if self.skb_segs >= self.autosize_segs() {
+            seg.flags |= super::SKB_HEAD;
+            self.sent_skbs += 1;
+            self.skb_segs = 0;
+        }
+        self.skb_segs += 1;
+    }
+
+    /// A segment is cumulatively ACKed: the skb it started lives on in the next segment when
+    /// that one belongs to it (`tcp_trim_head`), else the skb is freed.
+    pub(super) fn release_skb_head(&mut self, seg: &super::TxSeg) {
+        if seg.flags & super::SKB_HEAD == 0 {
+            return;
+        }
+        match self.rtx.front_mut() {
+            Some(next) if next.flags & super::SKB_HEAD == 0 && next.seq == seg.end() => next.flags |= super::SKB_HEAD,
+            Some(_) => self.sent_skbs -= 1,
+            None => {
+                // everything is ACKed: the skb being built is gone, the next segment starts one
+                self.sent_skbs -= 1;
+                self.skb_segs = u64::MAX;
+            }
+        }
     }
 
     /// `tcp_xmit_size_goal`: payload of a new skb on the write queue (whole MSS, at most GSO's
@@ -85,7 +128,7 @@ impl TcpSender {
     pub(super) fn sndbuf_fill(&mut self) {
         let goal = self.size_goal();
         while self.write_seq < self.written {
-            if self.wmem_queued(self.write_seq - self.sk.snd_una) >= self.sndbuf {
+            if self.wmem_queued() >= self.sndbuf {
                 self.nospace = true;
                 return;
             }
@@ -110,6 +153,7 @@ impl TcpSender {
     pub(super) fn sndbuf_init(&mut self) {
         self.sndbuf = self.cfg.wmem[1];
         self.sndbuf_expand();
+        self.rate_check_app_limited(); // the application's first write (tcp_sendmsg_locked)
         self.sndbuf_fill();
     }
 
@@ -123,9 +167,11 @@ impl TcpSender {
         if self.sk.packets_in_flight() < self.sk.cwnd {
             self.sndbuf_expand();
         }
-        let queued = self.wmem_queued(self.write_seq - self.sk.snd_una);
+        let queued = self.wmem_queued();
         if self.sndbuf.saturating_sub(queued) >= queued / 2 {
+            // the woken application writes: tcp_sendmsg_locked checks app-limitation first
             self.nospace = false;
+            self.rate_check_app_limited();
             self.sndbuf_fill();
         }
     }

@@ -244,7 +244,9 @@ fn rate_sample_on_hand_built_acks() {
     assert_eq!(rs.acked_sacked, 2);
     assert_eq!(rs.prior_in_flight, 10);
     assert_eq!(rs.losses, 0);
-    assert!(!rs.is_app_limited);
+    // the first flight: the application's first write found the write queue empty
+    // (tcp_rate_check_app_limited in tcp_sendmsg_locked)
+    assert!(rs.is_app_limited);
     let f = s.sample(t0 + 10 * MS);
     assert!((f.delivery_rate_bps - 2.0 * 1448.0 * 8.0 / 0.010).abs() < 1e-6);
     // New data sent now carries delivered = 2 and delivered_mstamp = 20 ms.
@@ -410,7 +412,7 @@ fn skb_marked_lost_hook_and_per_flight_loss_fields() {
     assert_eq!(l.len(), 1);
     assert_eq!(l[0].0.tx_in_flight, 2);
     assert_eq!(l[0].0.tx_lost, 0);
-    assert!(l[0].0.tx_valid && !l[0].0.is_app_limited);
+    assert!(l[0].0.tx_valid && l[0].0.is_app_limited); // the first flight (see above)
     assert_eq!(l[0].1, 1);
     // The rate sample (anchored on packet 4, sent with 5 in flight and tp->lost = 0) carries
     // tx_in_flight = 5 and lost = tp->lost − tx.lost = 1.
