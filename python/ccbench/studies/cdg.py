@@ -18,7 +18,8 @@ NAME = "cdg-hldg"
 TITLE = "CDG and HLDG: delay-gradient congestion control"
 CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
              "e3": "e3-h12-340ms.yaml", "e5": "e5-slow-start.yaml", "h15": "h15-lossy.yaml",
-             "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml"}
+             "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml",
+             "e2": "e2-vegas-cubic.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
          "FreeBSD's `cc_cdg`; HLDG is ccbench's implementation from the thesis text "
@@ -58,6 +59,8 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     """medium: one seed per point, E4 without the 6-BDP buffer. reduced (CI): a few points,
     shorter single-flow runs."""
     A = ("sweep", "axes")
+    if key in ("e2",):  # short runs of one point: one seed at both smaller scales
+        return patch(doc, {"sweep.repeats": 1})
     if scale == "medium":
         d = patch(doc, {"sweep.repeats": 1})
         return patch(d, {A + ("bdp",): [1, 2, 4, 8]}) if key == "e4" else d
@@ -171,6 +174,20 @@ def f_table(ctx: Ctx, kernel: bool = False) -> pl.DataFrame:
         rows.append({"variant": r["variant"], "cc": r["cc"], "rtt": r["rtt"], "repeat": r["repeat"],
                      "jain": jain(list(tp.values())), "util": sum(tp.values()) * 1e6 / rate,
                      "drop_pct": q["loss_pct"], "qdelay_ms": q["backlog_bytes"] * 8 / rate * 1e3})
+    return pl.DataFrame(rows)
+
+
+def e2_table(ctx: Ctx) -> pl.DataFrame:
+    """E2: the first flow alone (2-10 s) and against CUBIC (10 s to the end)."""
+    rows = []
+    for r, d in _runs(ctx, "e2"):
+        exp = experiment(d)
+        rate = exp["links"][_bl(exp)]["rate_bps"]
+        t_c, t_end = exp["flows"][1]["start_ns"] / 1e9, exp["duration_ns"] / 1e9
+        alone = window_flow_tput(d, 2.0, t_c)
+        both = window_flow_tput(d, t_c, t_end)
+        rows.append({"cc": r["cc"], "repeat": r["repeat"], "alone_util": alone[0] * 1e6 / rate,
+                     "tput": both[0], "cubic_tput": both[1], "share": both[0] / (both[0] + both[1])})
     return pl.DataFrame(rows)
 
 
@@ -339,8 +356,26 @@ def analyse(ctx: Ctx) -> Output:
     out.checks.append(Check("HLDG-LPCC yields most of the bandwidth to CUBIC", sl < 0.3,
                             f"LPCC share {sl:.3f} (TCP-LP {_m(f4, 'share', variant='lp'):.3f})",
                             known=known(ctx, "f4")))
+    _e2(ctx, out)
     _figure(ctx, e1, e4, out)
     return out
+
+
+def _e2(ctx: Ctx, out: Output) -> None:
+    e2 = e2_table(ctx)
+    ccs = list(dict.fromkeys(e2["cc"].to_list()))
+    out.tables.append(Table(
+        "E2: a delay-based flow alone (2-10 s), then against CUBIC from 10 s (10 Mbit/s, 20 ms, "
+        "200-packet FIFO)", ["first flow", "utilisation alone", "throughput Mbit/s, 10-30 s",
+                             "CUBIC Mbit/s", "share"],
+        [[cc, _m(e2, "alone_util", cc=cc), _m(e2, "tput", cc=cc), _m(e2, "cubic_tput", cc=cc),
+          _m(e2, "share", cc=cc)] for cc in ccs]))
+    ua, sh = _m(e2, "alone_util", cc="vegas"), _m(e2, "share", cc="vegas")
+    out.checks.append(Check(
+        "E2: Vegas fills the link alone and is starved once CUBIC joins (a purely delay-based "
+        "CC cannot coexist with a loss-based one)", ua > 0.9 and sh < 0.1,
+        f"Vegas utilisation alone {ua:.3f}; share against CUBIC over 10-30 s {sh:.3f}",
+        known=known(ctx, "e2")))
 
 
 def _figure(ctx: Ctx, e1: pl.DataFrame, e4: pl.DataFrame, out: Output) -> None:
