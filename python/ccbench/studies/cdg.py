@@ -19,7 +19,7 @@ TITLE = "CDG and HLDG: delay-gradient congestion control"
 CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
              "e3": "e3-h12-340ms.yaml", "e5": "e5-slow-start.yaml", "h15": "h15-lossy.yaml",
              "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml",
-             "e2": "e2-vegas-cubic.yaml"}
+             "e2": "e2-vegas-cubic.yaml", "e0": "e0-game.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
          "FreeBSD's `cc_cdg`; HLDG is ccbench's implementation from the thesis text "
@@ -59,7 +59,7 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     """medium: one seed per point, E4 without the 6-BDP buffer. reduced (CI): a few points,
     shorter single-flow runs."""
     A = ("sweep", "axes")
-    if key in ("e2",):  # short runs of one point: one seed at both smaller scales
+    if key in ("e2", "e0"):  # short runs of one point: one seed at both smaller scales
         return patch(doc, {"sweep.repeats": 1})
     if scale == "medium":
         d = patch(doc, {"sweep.repeats": 1})
@@ -188,6 +188,28 @@ def e2_table(ctx: Ctx) -> pl.DataFrame:
         both = window_flow_tput(d, t_c, t_end)
         rows.append({"cc": r["cc"], "repeat": r["repeat"], "alone_util": alone[0] * 1e6 / rate,
                      "tput": both[0], "cubic_tput": both[1], "share": both[0] / (both[0] + both[1])})
+    return pl.DataFrame(rows)
+
+
+def e0_table(ctx: Ctx) -> pl.DataFrame:
+    """E0: the game flow's RTT (its mean one-way delay plus the return link's delay) alone (5 s
+    to the bulk flow's start) and with the bulk flow (5 s after its start to the end)."""
+    rows = []
+    for r, d in _runs(ctx, "e0"):
+        exp = experiment(d)
+        back = next(l["delay_ns"] for l in exp["links"] if l["name"] == "r2->r1") / 1e6
+        w = exp["sample_interval_ns"] / 1e9
+        t_b, t_end = exp["flows"][1]["start_ns"] / 1e9, exp["duration_ns"] / 1e9
+        iv = pl.read_parquet(d / "intervals.parquet", columns=["bin", "flow", "delivered_pkts",
+                                                              "delay_sum_ns"]).filter(pl.col("flow") == 0)
+
+        def rtt(t0: float, t1: float) -> float:
+            s = iv.filter((pl.col("bin") >= round(t0 / w)) & (pl.col("bin") < round(t1 / w)))
+            n = s["delivered_pkts"].sum()
+            return s["delay_sum_ns"].sum() / n / 1e6 + back if n else float("nan")
+        tp = window_flow_tput(d, t_b + 5, t_end)
+        rows.append({"bulk": r["variant"], "repeat": r["repeat"], "rtt_alone": rtt(5.0, t_b),
+                     "rtt_bulk": rtt(t_b + 5, t_end), "bulk_tput": tp[1]})
     return pl.DataFrame(rows)
 
 
@@ -357,6 +379,7 @@ def analyse(ctx: Ctx) -> Output:
                             f"LPCC share {sl:.3f} (TCP-LP {_m(f4, 'share', variant='lp'):.3f})",
                             known=known(ctx, "f4")))
     _e2(ctx, out)
+    _e0(ctx, out)
     _figure(ctx, e1, e4, out)
     return out
 
@@ -399,3 +422,22 @@ def _figure(ctx: Ctx, e1: pl.DataFrame, e4: pl.DataFrame, out: Output) -> None:
     plt.close(fig)
     out.figures.append(("cdg-hldg.png", "Single-flow utilisation against RTT (mean over rates) "
                         "and the share against CUBIC against the buffer (mean over rates and RTTs)"))
+
+
+def _e0(ctx: Ctx, out: Output) -> None:
+    e0 = e0_table(ctx)
+    out.tables.append(Table(
+        "E0: RTT of a 60-kbit/s game flow alone and with a bulk flow joining at 30 s (2 Mbit/s, "
+        "20 ms, 40-packet FIFO)", ["bulk flow", "game RTT alone ms", "game RTT with the bulk flow ms",
+                                   "bulk throughput Mbit/s"],
+        [[b, _m(e0, "rtt_alone", bulk=b), _m(e0, "rtt_bulk", bulk=b), _m(e0, "bulk_tput", bulk=b)]
+         for b in ("cubic", "cdg")]))
+    a, rc, rd = _m(e0, "rtt_alone"), _m(e0, "rtt_bulk", bulk="cubic"), _m(e0, "rtt_bulk", bulk="cdg")
+    tc, td = _m(e0, "bulk_tput", bulk="cubic"), _m(e0, "bulk_tput", bulk="cdg")
+    out.checks.append(Check(
+        "E0: a CUBIC bulk flow fills the buffer and inflates the game flow's RTT by most of the "
+        "buffer's 240 ms; a CDG bulk flow keeps it far lower at nearly the same throughput",
+        rc - a > 150 and rd - a < (rc - a) / 2 and td > 0.85 * tc,
+        f"game RTT alone {a:.1f} ms; with CUBIC {rc:.1f} ms ({tc:.2f} Mbit/s), with CDG "
+        f"{rd:.1f} ms ({td:.2f} Mbit/s)", known=known(ctx, "e0")))
+
