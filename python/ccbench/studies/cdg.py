@@ -19,7 +19,8 @@ TITLE = "CDG and HLDG: delay-gradient congestion control"
 CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
              "e3": "e3-h12-340ms.yaml", "e5": "e5-slow-start.yaml", "h15": "h15-lossy.yaml",
              "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml",
-             "e2": "e2-vegas-cubic.yaml", "e0": "e0-game.yaml", "ladder": "h-ladder.yaml"}
+             "e2": "e2-vegas-cubic.yaml", "e0": "e0-game.yaml", "ladder": "h-ladder.yaml",
+             "h8": "h8-grid.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
          "FreeBSD's `cc_cdg`; HLDG is ccbench's implementation from the thesis text "
@@ -73,6 +74,8 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
         return patch(d, {"duration": 30, A + ("rate",): [1.5, 25], A + ("rtt",): [10, 240]})
     if key == "ladder":
         return patch(d, {"duration": 150})
+    if key == "h8":
+        return patch(d, {A + ("rate",): [4, 25], A + ("rtt",): [0, 240]})
     if key == "e1":
         return patch(d, {"duration": 60, A + ("rate",): [10], A + ("rtt",): [2, 10, 200]})
     if key == "e4":
@@ -239,6 +242,20 @@ def ladder_table(ctx: Ctx) -> pl.DataFrame:
                      "unnecessary": unn * per_min,
                      "util": sum(window_flow_tput(d, t0, t1).values()) * 1e6 / rate,
                      "qdelay_ms": float(qd.mean()), "q99_ms": float(qd.quantile(0.99))})
+    return pl.DataFrame(rows)
+
+
+def h8_table(ctx: Ctx) -> pl.DataFrame:
+    """H8: one flow alone, utilisation and mean queueing delay over 30 s to the end."""
+    rows = []
+    for r, d in _runs(ctx, "h8"):
+        exp = experiment(d)
+        rate = exp["links"][_bl(exp)]["rate_bps"]
+        t1 = exp["duration_ns"] / 1e9
+        q = queue_window(d, _bl(exp), 30.0, t1)
+        rows.append({"variant": r["variant"], "rate": r["rate"], "rtt": r["rtt"], "repeat": r["repeat"],
+                     "util": window_flow_tput(d, 30.0, t1)[0] * 1e6 / rate,
+                     "qdelay_ms": q["backlog_bytes"] * 8 / rate * 1e3})
     return pl.DataFrame(rows)
 
 
@@ -410,6 +427,7 @@ def analyse(ctx: Ctx) -> Output:
     _e2(ctx, out)
     _e0(ctx, out)
     _ladder(ctx, out)
+    _h8(ctx, out)
     _figure(ctx, e1, e4, out)
     return out
 
@@ -509,3 +527,30 @@ def _ladder(ctx: Ctx, out: Output) -> None:
         f"without M7 → with: mean queueing delay {a['qdelay_ms']:.2f} → {b['qdelay_ms']:.2f} ms, "
         f"p99 {a['q99_ms']:.1f} → {b['q99_ms']:.1f} ms, utilisation {a['util']:.3f} → {b['util']:.3f}",
         known=known(ctx, "h7")))
+
+
+def _h8(ctx: Ctx, out: Output) -> None:
+    h8 = h8_table(ctx)
+    rates, rtts = (sorted(set(h8[c].to_list())) for c in ("rate", "rtt"))
+    out.tables.append(Table(
+        "H8: one flow alone with loss-based slow start, FIFO of max(150 packets, 1 BDP), "
+        "utilisation / mean queueing delay ms over 30-90 s",
+        ["RTT ms"] + [f"{v} {R:g} Mbit/s" for v in ("cdg", "hldg") for R in rates],
+        [[rtt] + [f"{_m(h8, 'util', variant=v, rate=R, rtt=rtt):.3f} / "
+                  f"{_m(h8, 'qdelay_ms', variant=v, rate=R, rtt=rtt):.1f}" for v in ("cdg", "hldg") for R in rates]
+         for rtt in rtts]))
+    big = h8.filter(pl.col("rtt") >= 180)
+    hb, cb = _m(big, "util", variant="hldg"), _m(big, "util", variant="cdg")
+    out.checks.append(Check(
+        "H8: HLDG improves throughput over CDG at large RTT", hb > cb,
+        f"utilisation at RTT ≥ 180 ms, mean over {rates[0]:g}-{rates[-1]:g} Mbit/s: HLDG {hb:.3f}, "
+        f"CDG {cb:.3f}", known=known(ctx, "h8-rtt")))
+    small = h8.filter(pl.col("rtt") <= 10)
+    hq, cq, hu = (_m(small, "qdelay_ms", variant="hldg"), _m(small, "qdelay_ms", variant="cdg"),
+                  _m(small, "util", variant="hldg"))
+    out.checks.append(Check(
+        "H8: on small-BDP paths (RTT ≤ 10 ms) HLDG keeps the queueing delay in the low "
+        "milliseconds (< 10 ms, under a third of CDG's) at high utilisation (> 0.9)",
+        hq < 10 and hq < cq / 3 and hu > 0.9,
+        f"mean queueing delay HLDG {hq:.1f} ms (utilisation {hu:.3f}), CDG {cq:.1f} ms "
+        f"({_m(small, 'util', variant='cdg'):.3f})", known=known(ctx, "h8-queue")))
