@@ -20,7 +20,7 @@ CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
              "e3": "e3-h12-340ms.yaml", "e5": "e5-slow-start.yaml", "h15": "h15-lossy.yaml",
              "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml",
              "e2": "e2-vegas-cubic.yaml", "e0": "e0-game.yaml", "ladder": "h-ladder.yaml",
-             "h8": "h8-grid.yaml", "h10": "h10-modes.yaml"}
+             "h8": "h8-grid.yaml", "h10": "h10-modes.yaml", "h6": "h6-route-change.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
          "FreeBSD's `cc_cdg`; HLDG is ccbench's implementation from the thesis text "
@@ -70,7 +70,7 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     """medium: one seed per point, E4 without the 6-BDP buffer. reduced (CI): a few points,
     shorter single-flow runs."""
     A = ("sweep", "axes")
-    if key in ("e2", "e0", "h10"):  # short runs of one point: one seed at both smaller scales
+    if key in ("e2", "e0", "h10", "h6"):  # short runs of one point: one seed at both smaller scales
         return patch(doc, {"sweep.repeats": 1})
     if scale == "medium":
         d = patch(doc, {"sweep.repeats": 1})
@@ -301,6 +301,23 @@ def h10_table(ctx: Ctx) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def h6_table(ctx: Ctx) -> pl.DataFrame:
+    """H6: utilisation on the old path (2-10 s), after the change (12-30 s) and once the 30-s
+    RTT_base window has ended (32 s to the end); HLDG's RTT_ebase at the end."""
+    rows = []
+    for r, d in _runs(ctx, "h6"):
+        exp = experiment(d)
+        rate = exp["links"][_bl(exp)]["rate_bps"]
+        end = exp["duration_ns"] / 1e9
+        f = (pl.read_parquet(d / "flows.parquet", columns=["time_ns", "flow", "cc_rtt_ebase_ms"])
+             .filter(pl.col("flow") == 0).sort("time_ns"))
+        u = {k: window_flow_tput(d, a, b)[0] * 1e6 / rate
+             for k, (a, b) in {"old": (2.0, 10.0), "changed": (12.0, 30.0), "late": (32.0, end)}.items()}
+        rows.append({"variant": r["variant"], "repeat": r["repeat"], **{f"util_{k}": v for k, v in u.items()},
+                     "rtt_ebase_end_ms": float(f["cc_rtt_ebase_ms"][-1])})
+    return pl.DataFrame(rows)
+
+
 def _m(df, col, **eq) -> float:
     f = df
     for k, v in eq.items():
@@ -471,6 +488,7 @@ def analyse(ctx: Ctx) -> Output:
     _ladder(ctx, out)
     _h8(ctx, out)
     _h10(ctx, out)
+    _h6(ctx, out)
     _figure(ctx, e1, e4, out)
     return out
 
@@ -626,3 +644,22 @@ def _h10(ctx: Ctx, out: Output) -> None:
         "episodes) rather than DELAY", lw > 0.8,
         f"time in LOSS or PROBE while CUBIC runs (35-120 s): {lw:.2f}; queueing delay "
         f"{_m(h, 'qdelay_ms', phase='with CUBIC'):.0f} ms", known=known(ctx, "h10-stay")))
+
+
+def _h6(ctx: Ctx, out: Output) -> None:
+    h = h6_table(ctx)
+    names = {"w30": "W_rtt = 30 s", "lifetime": "lifetime minimum"}
+    out.tables.append(Table(
+        "H6: route change, RTT 40 → 80 ms at 10 s (one HLDG flow, 10 Mbit/s, 1000-packet FIFO)",
+        ["RTT_base", "utilisation 2-10 s", "12-30 s", "32-40 s", "RTT_ebase at the end ms"],
+        [[names[v]] + [_m(h, c, variant=v) for c in ("util_old", "util_changed", "util_late", "rtt_ebase_end_ms")]
+         for v in names]))
+    w, l = _m(h, "util_late", variant="w30"), _m(h, "util_late", variant="lifetime")
+    ew, el = _m(h, "rtt_ebase_end_ms", variant="w30"), _m(h, "rtt_ebase_end_ms", variant="lifetime")
+    out.checks.append(Check(
+        "H6: the RTT_base window (M6) fixes the under-utilisation after a route change to a "
+        "longer path: once the window has ended HLDG uses the link again, while a lifetime "
+        "minimum keeps backing off to the old path's BDP",
+        ew > 70 and el < 50 and w > l + 0.1 and w > 0.9,
+        f"utilisation over 32-40 s: with the window {w:.3f} (RTT_ebase {ew:.0f} ms), lifetime "
+        f"minimum {l:.3f} (RTT_ebase {el:.0f} ms)", known=known(ctx, "h6")))
