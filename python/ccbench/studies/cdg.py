@@ -20,7 +20,8 @@ CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
              "e3": "e3-h12-340ms.yaml", "e5": "e5-slow-start.yaml", "h15": "h15-lossy.yaml",
              "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml",
              "e2": "e2-vegas-cubic.yaml", "e0": "e0-game.yaml", "ladder": "h-ladder.yaml",
-             "h8": "h8-grid.yaml", "h10": "h10-modes.yaml", "h6": "h6-route-change.yaml"}
+             "h8": "h8-grid.yaml", "h10": "h10-modes.yaml", "h6": "h6-route-change.yaml",
+             "h9": "h9-fixed-g.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
          "FreeBSD's `cc_cdg`; HLDG is ccbench's implementation from the thesis text "
@@ -70,7 +71,7 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     """medium: one seed per point, E4 without the 6-BDP buffer. reduced (CI): a few points,
     shorter single-flow runs."""
     A = ("sweep", "axes")
-    if key in ("e2", "e0", "h10", "h6"):  # short runs of one point: one seed at both smaller scales
+    if key in ("e2", "e0", "h10", "h6") or (key == "h9" and scale == "medium"):  # short runs of one point: one seed at both smaller scales
         return patch(doc, {"sweep.repeats": 1})
     if scale == "medium":
         d = patch(doc, {"sweep.repeats": 1})
@@ -84,6 +85,9 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
         return patch(d, {"duration": 30, A + ("rate",): [1.5, 25], A + ("rtt",): [10, 240]})
     if key == "ladder":
         return patch(d, {"duration": 150})
+    if key == "h9":
+        return patch(d, {A + ("G",): {"path": "flows[0].scheme.G", "values": [3, 1536]},
+                         A + ("rtt",): [10, 40], A + ("bdp",): [4]})
     if key == "h8":
         return patch(d, {A + ("rate",): [4, 25], A + ("rtt",): [0, 240]})
     if key == "e1":
@@ -115,7 +119,7 @@ def _bl(exp: dict) -> int:
 
 def _runs(ctx: Ctx, key: str, kernel: bool = False):
     idx = (ctx.kernel_index if kernel else ctx.index)[key]
-    cols = [c for c in ("variant", "cc", "rate", "rtt", "bdp", "loss", "repeat") if c in idx.columns]
+    cols = [c for c in ("variant", "cc", "rate", "rtt", "bdp", "loss", "G", "repeat") if c in idx.columns]
     for r in idx.group_by("run_key").agg([pl.first(c) for c in cols]).iter_rows(named=True):
         yield r, ctx.run_dir(key, r["run_key"], kernel)
 
@@ -318,6 +322,20 @@ def h6_table(ctx: Ctx) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def h9_table(ctx: Ctx) -> pl.DataFrame:
+    """H9: HLDG's share against CUBIC (10 s after CUBIC's start to the end) and its queueing
+    delay alone (2 s to CUBIC's start)."""
+    rows = []
+    for r, d in _runs(ctx, "h9"):
+        exp = experiment(d)
+        rate = exp["links"][_bl(exp)]["rate_bps"]
+        c0 = exp["flows"][1]["start_ns"] / 1e9
+        tp = window_flow_tput(d, c0 + 10, exp["duration_ns"] / 1e9)
+        rows.append({"G": r["G"], "rtt": r["rtt"], "bdp": r["bdp"], "share": tp[0] / (tp[0] + tp[1]),
+                     "qdelay_alone_ms": queue_window(d, _bl(exp), 2.0, c0)["backlog_bytes"] * 8 / rate * 1e3})
+    return pl.DataFrame(rows)
+
+
 def _m(df, col, **eq) -> float:
     f = df
     for k, v in eq.items():
@@ -489,6 +507,7 @@ def analyse(ctx: Ctx) -> Output:
     _h8(ctx, out)
     _h10(ctx, out)
     _h6(ctx, out)
+    _h9(ctx, out)
     _figure(ctx, e1, e4, out)
     return out
 
@@ -663,3 +682,23 @@ def _h6(ctx: Ctx, out: Output) -> None:
         ew > 70 and el < 50 and w > l + 0.1 and w > 0.9,
         f"utilisation over 32-40 s: with the window {w:.3f} (RTT_ebase {ew:.0f} ms), lifetime "
         f"minimum {l:.3f} (RTT_ebase {el:.0f} ms)", known=known(ctx, "h6")))
+
+
+def _h9(ctx: Ctx, out: Output) -> None:
+    h = h9_table(ctx)
+    gs, rtts, bdps = (sorted(set(h[c].to_list())) for c in ("G", "rtt", "bdp"))
+    out.tables.append(Table(
+        "H9: HLDG with a fixed G (no mode switching) against CUBIC, 12 Mbit/s: share over 20-60 s "
+        "/ queueing delay alone over 2-10 s (ms)",
+        ["RTT ms", "buffer (BDP)"] + [f"G = {g} ms" for g in gs],
+        [[rtt, b] + [f"{_m(h, 'share', G=g, rtt=rtt, bdp=b):.3f} / {_m(h, 'qdelay_alone_ms', G=g, rtt=rtt, bdp=b):.1f}"
+                     for g in gs] for rtt in rtts for b in bdps]))
+    s0, s1 = _m(h, "share", G=gs[0]), _m(h, "share", G=gs[-1])
+    q0, q1 = _m(h, "qdelay_alone_ms", G=gs[0]), _m(h, "qdelay_alone_ms", G=gs[-1])
+    out.checks.append(Check(
+        "H9: a larger fixed G wins HLDG a larger share against CUBIC but raises its queueing "
+        "delay when alone (why G adapts only when a loss-based competitor is suspected)",
+        s1 > s0 + 0.1 and q1 > 3 * q0,
+        f"mean over {len(rtts)} RTTs x {len(bdps)} buffers: G = {gs[0]} ms share {s0:.3f}, "
+        f"queueing delay alone {q0:.1f} ms; G = {gs[-1]} ms share {s1:.3f}, {q1:.1f} ms",
+        known=known(ctx, "h9")))
