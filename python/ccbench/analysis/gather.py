@@ -142,9 +142,6 @@ def select_ranks(values: pl.LazyFrame, want: list[tuple[int, int]], span: dict |
     return {(t[0], t[1]): t[2] for t in state}
 
 
-    return sent, tot, slots, quantiles
-
-
 def gather_aggregate(results, cmap: pl.DataFrame, interval_ns: int):
     exp = results.experiment
     si = int(exp["sample_interval_ns"])
