@@ -18,8 +18,9 @@
  *
  * Differences from the module: a BPF congestion control cannot call tcp_enter_cwr(), so a
  * delay back-off sets cwnd = ssthresh = 0.7071 cwnd at once (the module enters CWR and PRR
- * brings cwnd there over an RTT) and suspends growth and gradients until the ACK of that
- * moment's snd_nxt, where the module's end of CWR (CA_EVENT_COMPLETE_CWR) would come; a loss in
+ * brings cwnd there over an RTT) and suspends growth and gradients until an ACK beyond that
+ * moment's snd_nxt, where the module's end of CWR (CA_EVENT_COMPLETE_CWR) would come (Linux
+ * tcp_fastretrans_alert() holds CWR until snd_una passes high_seq, not reaches it); a loss in
  * between is the kernel's, which does signal COMPLETE_CWR. The per-RTT gradient window (64
  * bytes) does not fit in icsk_ca_priv next to the rest, so it lives in socket storage
  * (BPF_MAP_TYPE_SK_STORAGE; the module kcallocs it), with the module's fallback when it cannot
@@ -75,7 +76,7 @@ struct cdg {
 	__s32 delay_min;
 	__u32 last_ack;
 	__u32 round_start;
-	__u32 cwr_high;  /* snd_nxt at the back-off: its ACK ends the reduction */
+	__u32 cwr_high;  /* snd_nxt at the back-off: an ACK beyond it ends the reduction */
 	__u8 in_cwr;
 };
 
@@ -243,7 +244,7 @@ void BPF_PROG(bpf_cdg_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	__s32 grad;
 
 	if (ca->in_cwr) {
-		if (seq_before(ack, ca->cwr_high))
+		if (!seq_after(ack, ca->cwr_high))
 			return; /* the module is in CWR: no cong_avoid */
 		cdg_complete_cwr(sk, ca);
 	}
