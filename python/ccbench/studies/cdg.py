@@ -21,7 +21,7 @@ CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
              "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml",
              "e2": "e2-vegas-cubic.yaml", "e0": "e0-game.yaml", "ladder": "h-ladder.yaml",
              "h8": "h8-grid.yaml", "h10": "h10-modes.yaml", "h6": "h6-route-change.yaml",
-             "h9": "h9-fixed-g.yaml"}
+             "h9": "h9-fixed-g.yaml", "h4": "h4-standing-queue.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
          "FreeBSD's `cc_cdg`; HLDG is ccbench's implementation from the thesis text "
@@ -71,7 +71,7 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     """medium: one seed per point, E4 without the 6-BDP buffer. reduced (CI): a few points,
     shorter single-flow runs."""
     A = ("sweep", "axes")
-    if key in ("e2", "e0", "h10", "h6") or (key == "h9" and scale == "medium"):  # short runs of one point: one seed at both smaller scales
+    if key in ("e2", "e0", "h10", "h6") or (key in ("h9", "h4") and scale == "medium"):  # short runs of one point: one seed at both smaller scales
         return patch(doc, {"sweep.repeats": 1})
     if scale == "medium":
         d = patch(doc, {"sweep.repeats": 1})
@@ -88,6 +88,8 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     if key == "h9":
         return patch(d, {A + ("G",): {"path": "flows[0].scheme.G", "values": [3, 1536]},
                          A + ("rtt",): [10, 40], A + ("bdp",): [4]})
+    if key == "h4":
+        return patch(d, {"duration": 40, A + ("rate",): [10], A + ("rtt",): [2, 40]})
     if key == "h8":
         return patch(d, {A + ("rate",): [4, 25], A + ("rtt",): [0, 240]})
     if key == "e1":
@@ -336,6 +338,21 @@ def h9_table(ctx: Ctx) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def h4_table(ctx: Ctx) -> pl.DataFrame:
+    """H4: one flow alone, median and mean queueing delay (queue samples) over 20 s to the end."""
+    rows = []
+    for r, d in _runs(ctx, "h4"):
+        exp = experiment(d)
+        rate, bl = exp["links"][_bl(exp)]["rate_bps"], _bl(exp)
+        q = pl.read_parquet(d / "queues.parquet", columns=["time_ns", "link", "bytes"]).filter(
+            (pl.col("link") == bl) & (pl.col("time_ns") >= 20 * 10**9))
+        qd = q["bytes"].cast(pl.Float64) * 8 / rate * 1e3
+        rows.append({"variant": r["variant"], "rate": r["rate"], "rtt": r["rtt"],
+                     "median_ms": float(qd.median()), "mean_ms": float(qd.mean()),
+                     "util": window_flow_tput(d, 20.0, exp["duration_ns"] / 1e9)[0] * 1e6 / rate})
+    return pl.DataFrame(rows)
+
+
 def _m(df, col, **eq) -> float:
     f = df
     for k, v in eq.items():
@@ -508,6 +525,7 @@ def analyse(ctx: Ctx) -> Output:
     _h10(ctx, out)
     _h6(ctx, out)
     _h9(ctx, out)
+    _h4(ctx, out)
     _figure(ctx, e1, e4, out)
     return out
 
@@ -702,3 +720,24 @@ def _h9(ctx: Ctx, out: Output) -> None:
         f"mean over {len(rtts)} RTTs x {len(bdps)} buffers: G = {gs[0]} ms share {s0:.3f}, "
         f"queueing delay alone {q0:.1f} ms; G = {gs[-1]} ms share {s1:.3f}, {q1:.1f} ms",
         known=known(ctx, "h9")))
+
+
+def _h4(ctx: Ctx, out: Output) -> None:
+    h = h4_table(ctx)
+    rates, rtts = (sorted(set(h[c].to_list())) for c in ("rate", "rtt"))
+    vs = ("hldg-m1m2-linear", "hldg")
+    out.tables.append(Table(
+        "H4: the standing queue on small-BDP paths, one flow alone (1000-packet FIFO), median "
+        "queueing delay ms over 20 s to the end (utilisation)",
+        ["RTT ms"] + [f"{'M1+M2 linear' if v != 'hldg' else 'HLDG'} {R:g} Mbit/s" for v in vs for R in rates],
+        [[rtt] + [f"{_m(h, 'median_ms', variant=v, rate=R, rtt=rtt):.1f} ({_m(h, 'util', variant=v, rate=R, rtt=rtt):.2f})"
+                  for v in vs for R in rates] for rtt in rtts]))
+    lo = h.filter(pl.col("rtt") <= 4)
+    ls, lb = _m(lo, "median_ms", variant=vs[0]), _m(h, "median_ms", variant=vs[0], rtt=rtts[-1])
+    hs = _m(lo, "median_ms", variant="hldg")
+    out.checks.append(Check(
+        "H4: with M1 + M2 and CDG's linear average a standing queue forms on small-BDP paths "
+        "(larger the smaller the RTT); the later mechanisms (M3-M7) of default HLDG remove most of it",
+        ls > lb and ls > 5 and hs < ls / 2,
+        f"median queueing delay, mean over rates: M1+M2 linear {ls:.1f} ms at RTT ≤ 4 ms, "
+        f"{lb:.1f} ms at {rtts[-1]} ms; HLDG {hs:.1f} ms at RTT ≤ 4 ms", known=known(ctx, "h4")))
