@@ -325,7 +325,12 @@ impl Recorder {
         if !self.record_packets {
             return NO_RECORD;
         }
-        let idx = (self.p_base + self.p_flow.len() as u64) as u32;
+        // Rows are numbered with 32 bits (NO_RECORD is u32::MAX): a wrapped number would send
+        // a late fate to another row. budget.check refuses such runs; this catches `budget=False`.
+        let idx = u32::try_from(self.p_base + self.p_flow.len() as u64)
+            .ok()
+            .filter(|&i| i != NO_RECORD)
+            .expect("more than 2^32 - 2 per-packet records: turn per-packet records off or shorten the run");
         self.p_flow.push(flow);
         self.p_seq.push(seq);
         self.p_size.push(size);
@@ -738,6 +743,15 @@ mod tests {
         for name in ["intervals", "delay_hist", "flowstats"] {
             assert_eq!(concat(&whole, name), concat(&chunks, name), "{name}");
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "2^32 - 2 per-packet records")]
+    fn a_packet_row_number_that_would_wrap_stops_the_run() {
+        let mut r = Recorder::new(1, 10 * MS, MS, true);
+        r.p_base = NO_RECORD as u64 - 1;
+        assert_eq!(r.sent(0, 0, 0, 1500, false), NO_RECORD - 1);
+        r.sent(MS, 0, 1448, 1500, false);
     }
 
     #[test]
