@@ -21,7 +21,8 @@ CAMPAIGNS = {"e1": "e1-single-cdg.yaml", "e4": "e4-vs-cubic.yaml",
              "f": "f-multiflow-aqm.yaml", "f4": "f4-scavenger.yaml",
              "e2": "e2-vegas-cubic.yaml", "e0": "e0-game.yaml", "ladder": "h-ladder.yaml",
              "h8": "h8-grid.yaml", "h10": "h10-modes.yaml", "h6": "h6-route-change.yaml",
-             "h9": "h9-fixed-g.yaml", "h4": "h4-standing-queue.yaml"}
+             "h9": "h9-fixed-g.yaml", "h4": "h4-standing-queue.yaml",
+             "h2": "h2-estimates.yaml"}
 INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the "
          "Internet*, PhD thesis, Swinburne University of Technology, 2019 (Ch. 4-6). CDG is "
          "FreeBSD's `cc_cdg`; HLDG is ccbench's implementation from the thesis text "
@@ -71,7 +72,7 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     """medium: one seed per point, E4 without the 6-BDP buffer. reduced (CI): a few points,
     shorter single-flow runs."""
     A = ("sweep", "axes")
-    if key in ("e2", "e0", "h10", "h6") or (key in ("h9", "h4") and scale == "medium"):  # short runs of one point: one seed at both smaller scales
+    if key in ("e2", "e0", "h10", "h6") or (key in ("h9", "h4", "h2") and scale == "medium"):  # short runs of one point: one seed at both smaller scales
         return patch(doc, {"sweep.repeats": 1})
     if scale == "medium":
         d = patch(doc, {"sweep.repeats": 1})
@@ -88,6 +89,8 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     if key == "h9":
         return patch(d, {A + ("G",): {"path": "flows[0].scheme.G", "values": [3, 1536]},
                          A + ("rtt",): [10, 40], A + ("bdp",): [4]})
+    if key == "h2":
+        return patch(d, {"duration": 60, A + ("rtt",): [2, 40]})
     if key == "h4":
         return patch(d, {"duration": 40, A + ("rate",): [10], A + ("rtt",): [2, 40]})
     if key == "h8":
@@ -353,6 +356,25 @@ def h4_table(ctx: Ctx) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def h2_table(ctx: Ctx) -> pl.DataFrame:
+    """H2: the two bandwidth estimates of a Reno flow per flow sample over 30 s to the end,
+    over the bottleneck rate: Vegas-like cwnd (1500-byte packets) / minimum RTT, and the ACK
+    rate (the delivery-rate sample, payload bytes)."""
+    rows = []
+    for r, d in _runs(ctx, "h2"):
+        exp = experiment(d)
+        rate = exp["links"][_bl(exp)]["rate_bps"]
+        f = pl.read_parquet(d / "flows.parquet", columns=["time_ns", "flow", "cwnd", "min_rtt_us",
+                                                          "delivery_rate_bps"])
+        f = f.filter((pl.col("flow") == 0) & (pl.col("time_ns") >= 30 * 10**9) & (pl.col("min_rtt_us") > 0))
+        vegas = f["cwnd"].cast(pl.Float64) * 1500 * 8 / (f["min_rtt_us"] / 1e6) / rate
+        ack = f["delivery_rate_bps"].cast(pl.Float64) / rate
+        for name, est in (("Vegas-like", vegas), ("ACK rate", ack)):
+            rows.append({"rtt": r["rtt"], "estimate": name, **{f"p{int(q * 100)}": float(est.quantile(q))
+                                                               for q in (0.05, 0.5, 0.95)}})
+    return pl.DataFrame(rows)
+
+
 def _m(df, col, **eq) -> float:
     f = df
     for k, v in eq.items():
@@ -526,6 +548,7 @@ def analyse(ctx: Ctx) -> Output:
     _h6(ctx, out)
     _h9(ctx, out)
     _h4(ctx, out)
+    _h2(ctx, out)
     _figure(ctx, e1, e4, out)
     return out
 
@@ -741,3 +764,22 @@ def _h4(ctx: Ctx, out: Output) -> None:
         ls > lb and ls > 5 and hs < ls / 2,
         f"median queueing delay, mean over rates: M1+M2 linear {ls:.1f} ms at RTT ≤ 4 ms, "
         f"{lb:.1f} ms at {rtts[-1]} ms; HLDG {hs:.1f} ms at RTT ≤ 4 ms", known=known(ctx, "h4")))
+
+
+def _h2(ctx: Ctx, out: Output) -> None:
+    h = h2_table(ctx)
+    rtts = sorted(set(h["rtt"].to_list()))
+    out.tables.append(Table(
+        "H2: bandwidth estimates of one Reno flow over the bottleneck rate (10 Mbit/s, 2-BDP FIFO), "
+        "5th / 50th / 95th percentile of the flow samples over 30 s to the end",
+        ["RTT ms", "Vegas-like cwnd / RTT_base", "ACK rate"],
+        [[rtt] + [" / ".join(f"{_m(h, c, rtt=rtt, estimate=e):.2f}" for c in ("p5", "p50", "p95"))
+                  for e in ("Vegas-like", "ACK rate")] for rtt in rtts]))
+    ack = [_m(h, "p50", rtt=rtt, estimate="ACK rate") for rtt in rtts]
+    veg = [_m(h, "p50", rtt=rtt, estimate="Vegas-like") for rtt in rtts]
+    out.checks.append(Check(
+        "H2: the ACK-rate estimate tracks the bottleneck rate at every RTT while the Vegas-like "
+        "one (cwnd / RTT_base) overestimates it by the queue the flow keeps (why M2 uses the ACK rate)",
+        all(0.9 < a < 1.05 for a in ack) and all(v > 1.5 for v in veg),
+        f"median over the rate, {rtts[0]}-{rtts[-1]} ms: ACK rate {min(ack):.2f}-{max(ack):.2f}, "
+        f"Vegas-like {min(veg):.2f}-{max(veg):.2f}", known=known(ctx, "h2")))
