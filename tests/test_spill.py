@@ -102,6 +102,18 @@ def test_an_error_during_the_run_leaves_no_spill(tmp_path):
     assert not (tmp_path / "out").exists() and hidden(tmp_path) == []
 
 
+def test_an_interrupt_after_the_run_before_the_write_leaves_no_spill(tmp_path, monkeypatch):
+    # between the simulation and the writer the metadata is built (git rev-parse): the chunks
+    # on disk go with an interrupt there too
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ccbench.api, "_git_commit", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ccbench.run(exp(), tmp_path / "out", spill_rows=30)
+    assert not (tmp_path / "out").exists() and hidden(tmp_path) == []
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_while_chunks_are_on_disk_leaves_nothing(tmp_path, sig, monkeypatch):
     f = tmp_path / "exp.yaml"

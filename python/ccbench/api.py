@@ -226,25 +226,27 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
             if d is not None:
                 shutil.rmtree(d, ignore_errors=True)
         raise
-    from . import _core
-    meta = {
-        "ccbench_version": __version__,
-        "core_version": _core.__version__,
-        "backend": backend,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "source": source,
-        "experiment": exp,
-        "experiment_sha256": hashlib.sha256(
-            __import__("json").dumps(exp, sort_keys=True).encode()).hexdigest(),
-        "seed": exp.get("seed"),
-        "wall_time_s": wall,
-        **({"emu": emu_meta} if backend == "emu" else {"sim": stats}),
-        "host": {"python": platform.python_version(), "platform": platform.platform()},
-        "git_commit": _git_commit(),
-        **({"expect": expectations} if expectations else {}),
-        **({"capture": cap_summary} if cap_summary else {}),
-    }
+    # the metadata is built inside the try whose finally removes the temporaries: an
+    # interrupt there (git rev-parse may take a while) must not leave the spill behind
     try:
+        from . import _core
+        meta = {
+            "ccbench_version": __version__,
+            "core_version": _core.__version__,
+            "backend": backend,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "source": source,
+            "experiment": exp,
+            "experiment_sha256": hashlib.sha256(
+                __import__("json").dumps(exp, sort_keys=True).encode()).hexdigest(),
+            "seed": exp.get("seed"),
+            "wall_time_s": wall,
+            **({"emu": emu_meta} if backend == "emu" else {"sim": stats}),
+            "host": {"python": platform.python_version(), "platform": platform.platform()},
+            "git_commit": _git_commit(),
+            **({"expect": expectations} if expectations else {}),
+            **({"capture": cap_summary} if cap_summary else {}),
+        }
         path = write_results(out_dir, tables, meta, overwrite=overwrite,
                              extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None)
     finally:
