@@ -130,6 +130,14 @@ def test_interrupt_while_chunks_are_on_disk_leaves_nothing(tmp_path, sig, monkey
     assert not out.exists() and hidden(tmp_path) == []
 
 
+@pytest.mark.parametrize("rows", [0, -5, 2.5, True, "5"])
+def test_bad_chunk_size_argument_is_named(tmp_path, rows):
+    # 0 used to fall back to the default silently, -5 to fail in the core's conversion
+    with pytest.raises(ValueError, match="spill_rows must be a positive number of rows"):
+        ccbench.run(exp(), tmp_path / "out", spill_rows=rows)
+    assert not (tmp_path / "out").exists() and hidden(tmp_path) == []
+
+
 def test_bad_chunk_size_in_the_environment_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("CCBENCH_SPILL_ROWS", "lots")
     with pytest.raises(ValueError, match="CCBENCH_SPILL_ROWS"):

@@ -168,6 +168,12 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         raise ValueError("backend 'both' writes three directories: use ccbench.run_both")
     if backend not in ("sim", "emu"):
         raise ValueError(f"unknown backend {backend!r}: use 'sim', 'emu' or run_both()")
+    import numbers
+    if spill_rows is not None and (isinstance(spill_rows, bool)
+                                   or not isinstance(spill_rows, numbers.Integral)
+                                   or spill_rows < 1):
+        raise ValueError(f"spill_rows must be a positive number of rows, got {spill_rows!r} "
+                         "(None: CCBENCH_SPILL_ROWS or results.spill.SPILL_ROWS)")
 
     if not isinstance(experiment, dict):
         source = source or str(experiment)
@@ -216,8 +222,9 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
                 tables, emu_meta, wall = _emu.emulate(exp, progress=progress)
         else:
             capture = _cap.capture_config(exp, cap_dir / "pcap", pcap) if cap_dir else None
+            rows = int(spill_rows) if spill_rows is not None else default_spill_rows()
             tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture,
-                                                spill=Spill(spill_dir, spill_rows or default_spill_rows()))
+                                                spill=Spill(spill_dir, rows))
             if capture:
                 cap_summary = _cap.summary_of(stats)
                 stats = {k: v for k, v in stats.items() if k != "capture"}
