@@ -224,13 +224,28 @@ static __always_inline int cdg_backoff(struct sock *sk, struct cdg *ca, __u32 gr
 	return 1;
 }
 
+static __always_inline void cdg_clear_window(struct cdg_grads *w)
+{
+	int i;
+
+	if (!w)
+		return;
+	for (i = 0; i < CDG_WINDOW; i++) {
+		w->g[i].min = 0;
+		w->g[i].max = 0;
+	}
+}
+
 SEC("struct_ops")
 void BPF_PROG(bpf_cdg_init, struct sock *sk)
 {
 	struct cdg *ca = ca_priv(sk);
 	struct tcp_sock *tp = tcp_of(sk);
 
-	bpf_sk_storage_get(&cdg_gradients, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	/* zeroed as the module's kcalloc: a socket that ran bpf_cdg before (TCP_CONGESTION set
+	 * again) keeps its storage, whose old gradients would bias gsum (zeroed with the private
+	 * area) for good */
+	cdg_clear_window(bpf_sk_storage_get(&cdg_gradients, sk, 0, BPF_SK_STORAGE_GET_F_CREATE));
 	ca->rtt_seq = tp->snd_nxt;
 	ca->shadow_wnd = tp->snd_cwnd;
 }
@@ -331,17 +346,9 @@ void BPF_PROG(bpf_cdg_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
 	struct cdg *ca = ca_priv(sk);
 	struct tcp_sock *tp = tcp_of(sk);
-	struct cdg_grads *w;
-	int i;
 
 	if (ev == CA_EVENT_CWND_RESTART) {
-		w = bpf_sk_storage_get(&cdg_gradients, sk, 0, 0);
-		if (w) {
-			for (i = 0; i < CDG_WINDOW; i++) {
-				w->g[i].min = 0;
-				w->g[i].max = 0;
-			}
-		}
+		cdg_clear_window(bpf_sk_storage_get(&cdg_gradients, sk, 0, 0));
 		__builtin_memset(ca, 0, sizeof(*ca));
 		ca->rtt_seq = tp->snd_nxt;
 		ca->shadow_wnd = tp->snd_cwnd;
