@@ -375,6 +375,19 @@ def h2_table(ctx: Ctx) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def _doc_order(ctx: Ctx, key: str, col: str, df: pl.DataFrame) -> list:
+    """The values of a variant or axis column in the campaign file's order (not the run index's
+    group order, which varies between analyses)."""
+    sw = ctx.docs[key]["sweep"]
+    if col == "variant":
+        order = list(sw.get("variants", {}))
+    else:
+        ax = sw["axes"][col]
+        order = ax["values"] if isinstance(ax, dict) else ax
+    have = set(df[col].to_list())
+    return [v for v in order if v in have]
+
+
 def _m(df, col, **eq) -> float:
     f = df
     for k, v in eq.items():
@@ -474,7 +487,7 @@ def analyse(ctx: Ctx) -> Output:
         f"{hi['bdp_pkts']:.0f} packets", known=known(ctx, "e5")))
     # below a few packets of BDP the window's floor (2) and IW dominate any exit rule
     hl = e5.filter((pl.col("variant") == "hldg") & (pl.col("bdp_pkts") >= 4))
-    worst = hl.with_columns((pl.col("ratio").log() .abs()).alias("d")).sort("d").row(-1, named=True) \
+    worst = hl.with_columns((pl.col("ratio").log() .abs()).alias("d")).sort(["d", "rate", "rtt"]).row(-1, named=True) \
         if hl.height else None
     out.checks.append(Check(
         "HLDG's slow start lands close to the BDP across the grid (within a factor 2 where the "
@@ -513,8 +526,8 @@ def analyse(ctx: Ctx) -> Output:
         known=known(ctx, "h15-collapse")))
     f = f_table(ctx)
     ftab = []
-    for v in dict.fromkeys(f["variant"].to_list()):
-        for cc in dict.fromkeys(f["cc"].to_list()):
+    for v in _doc_order(ctx, "f", "variant", f):
+        for cc in _doc_order(ctx, "f", "cc", f):
             for rtt in sorted(set(f["rtt"].to_list())):
                 eq = dict(variant=v, cc=cc, rtt=rtt)
                 ftab.append([v, cc, rtt, _m(f, "jain", **eq), _m(f, "util", **eq),
@@ -533,7 +546,7 @@ def analyse(ctx: Ctx) -> Output:
         dh < 0.1 and dc > dh, f"drop ratio HLDG {dh:.3f} %, CDG {dc:.3f} %", known=known(ctx, "f3")))
     f4 = share_table(ctx, "f4")
     rows4 = [[v, rtt, _m(f4, "share", variant=v, rtt=rtt)]
-             for v in dict.fromkeys(f4["variant"].to_list()) for rtt in sorted(set(f4["rtt"].to_list()))]
+             for v in _doc_order(ctx, "f4", "variant", f4) for rtt in sorted(set(f4["rtt"].to_list()))]
     out.tables.append(Table("F4: scavenger share against CUBIC (2-BDP FIFO)",
                             ["scavenger", "RTT ms", "share"], rows4))
     sl = _m(f4, "share", variant="hldg-lpcc")
