@@ -43,8 +43,10 @@ pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
     // The socket took everything last time (or has signalled POLLOUT since): a send may go.
     // A writer that retried send() on a timer instead let a cwnd-limited kernel socket hold
     // twice its tcp_wmem (8.4 MB against 4 MiB: tcp_sendmsg appends to a partly sent tail skb
-    // without the memory check), so a blocked writer sends again only after POLLOUT, and then
-    // writes until the socket is full again, as a blocking write() does.
+    // without the memory check), so a blocked writer sends again only after POLLOUT, one
+    // send() per wake-up. That keeps the socket near two thirds of its buffer, less than a
+    // blocking write() holds (docs/fidelity.md, "Send buffers": a writer that fills the socket
+    // was tried and reverted).
     let mut writable = true;
     loop {
         let now = mono_ns();
