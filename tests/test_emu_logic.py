@@ -24,6 +24,8 @@ def test_route_options_carry_initcwnd_rto_min_and_quickack():
     assert route_options(exp).split()[-2:] == ["quickack", "1"]
     # sub-millisecond minimum RTOs round to at least 1 ms (iproute2 takes whole ms here)
     assert "rto_min 1ms" in route_options({"tcp": {"min_rto_ns": 300_000}})
+    # an old kernel's SYN-ACK window cap (a TCP profile) is the route's initrwnd
+    assert route_options({"tcp": {"init_rwnd": 4}}) == "initcwnd 10 initrwnd 4"
 
 
 def test_sysctls_follow_the_tcp_block():

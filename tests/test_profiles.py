@@ -10,6 +10,10 @@ from ccbench import config
 from ccbench.config import ConfigError
 from ccbench.config.profiles import PROFILES
 
+#: the receive-side keys of today's kernel, written beside an old profile to isolate the others
+_TODAYS_RCV = {"rmem": [4096, 131072, "32MiB"], "adv-win-scale": "none", "init-rwnd": "none",
+               "drs": "current"}
+
 
 def _exp(tcp: dict, **kw) -> dict:
     doc = {"duration": kw.pop("duration", 2), "packets": kw.pop("packets", False),
@@ -70,10 +74,12 @@ def test_tail_loss_probe_shortens_short_flows_under_loss(tmp_path):
     waits for the RTO; with TLP (3.10) a probe recovers it after ~2 RTTs, so fewer flows take
     an RTO-sized time (> 250 ms; the median is 67 ms) and the mean is lower (same seed and
     arrivals; measured 13 vs 9 slow flows of 292 in 60 s, means 96.3 vs 93.6 ms). Handshake
-    losses (1-s initial RTO in both) are the same in both runs."""
+    losses (1-s initial RTO in both) are the same in both runs. Both take today's receive side
+    (the profiles' own, a 10-segment SYN-ACK window, spreads the 20 segments over more round
+    trips and leaves 4 slow flows in both on this seed)."""
     fct, slow = {}, {}
     for name in ("linux-3.7", "linux-3.10"):
-        exp = _exp({"profile": name}, duration=60,
+        exp = _exp({"profile": name, **_TODAYS_RCV}, duration=60,
                    central={"rate": "20Mbit", "delay": "10ms", "loss": 0.01},
                    flows=[{"scheme": "cubic",
                            "arrivals": {"rate": 5, "size": {"fixed": "20pkt"}}}])
@@ -144,3 +150,78 @@ def test_early_retransmit_from_3_5_saves_short_flows_some_rtos(tmp_path):
         slow[er] = int((f > 250).sum())
     print(slow)
     assert slow[True] < slow[False], slow
+
+
+# --- receive side: tcp_rmem, tcp_adv_win_scale, the SYN-ACK's window cap, DRS before 3.13 ---
+
+
+def test_receive_side_keys_of_the_profiles_and_their_overrides():
+    tcp = {n: _exp({"profile": n})["tcp"] for n in PROFILES}
+    assert tcp["linux-2.6.36"]["adv_win_scale"] == 2 and tcp["linux-3.7"]["adv_win_scale"] == 1
+    assert tcp["linux-2.6.36"]["rmem"] == [4096, 87380, 4 << 20]
+    assert tcp["linux-3.10"]["rmem"] == [4096, 87380, 6 << 20]
+    assert [tcp[n]["init_rwnd"] for n in ("linux-2.6.36", "linux-3.7", "linux-3.10", "linux-3.12")] \
+        == [4, 10, 10, 20]
+    assert all(tcp[n]["legacy_drs"] for n in PROFILES if n != "current")
+    assert not {"adv_win_scale", "init_rwnd", "legacy_drs", "rmem"} & set(tcp["current"])
+    t = _exp({"profile": "linux-2.6.36", **_TODAYS_RCV})["tcp"]
+    assert "adv_win_scale" not in t and "init_rwnd" not in t and t["legacy_drs"] is False
+    with pytest.raises(ConfigError, match="drs"):
+        _exp({"drs": "old"})
+    with pytest.raises(ConfigError, match="adv-win-scale"):
+        _exp({"adv-win-scale": 40})
+
+
+def _first_flight(tmp_path, tcp: dict) -> int:
+    res = ccbench.run(_exp(tcp, packets=True), tmp_path / str(abs(hash(str(tcp)))))
+    p = res.packets.sort("sent_ns")
+    return p.filter(pl.col("sent_ns") < p["sent_ns"][0] + 50_000_000).height  # < RTT/2 later
+
+
+def test_synack_window_cap_bounds_the_first_flight(tmp_path):
+    """With IW 40 the first flight is the SYN-ACK's window: 4 segments before 2.6.38, 10 to
+    3.11, 20 from 3.12 (tcp_select_initial_window), 30 once uncapped (half of 87380 in whole
+    segments) and 45 today (half of 131072)."""
+    got = {n: _first_flight(tmp_path, {"profile": n, "init-cwnd": 40}) for n in PROFILES}
+    assert got == {"linux-2.6.36": 4, "linux-3.7": 10, "linux-3.10": 10, "linux-3.12": 20,
+                   "current": 40}
+    assert _first_flight(tmp_path, {"profile": "linux-3.12", "init-cwnd": 60,
+                                    "init-rwnd": "none"}) == 30
+    assert _first_flight(tmp_path, {"init-cwnd": 60}) == 45
+
+
+def _goodput_bps(tmp_path, tcp: dict, **kw) -> float:
+    res = ccbench.run(_exp(tcp, **kw), tmp_path / str(abs(hash(str(tcp) + str(kw)))))
+    fs = res.flowstats.row(0, named=True)
+    return fs["app_bytes"] * 8 / ((fs["completed_ns"] or 0) - fs["start_ns"]) * 1e9 \
+        if fs["completed_ns"] else fs["app_bytes"] * 8 / 20
+
+
+def test_adv_win_scale_sets_the_window_of_a_buffer_that_does_not_grow(tmp_path):
+    """Without autotuning the window is the rmem default's share: 3/4 of 87380 (64 KB less a
+    segment) with 2.6.36's tcp_adv_win_scale 2, half (42 KB) with 3.7's 1, so on a 20 Mbit/s,
+    100 ms path (250 KB BDP) the window-limited goodput differs by the same 1.5."""
+    g = {n: _goodput_bps(tmp_path, {"profile": n, "moderate-rcvbuf": False, "init-cwnd": 10},
+                         duration=20, central={"rate": "20Mbit", "delay": "50ms"})
+         for n in ("linux-2.6.36", "linux-3.7")}
+    ratio = g["linux-2.6.36"] / g["linux-3.7"]
+    assert 1.4 < ratio < 1.6, g
+    # each is about its window per RTT (64075 and 42230 bytes per ~100 ms)
+    assert 4.5e6 < g["linux-2.6.36"] < 5.2e6 and 3.0e6 < g["linux-3.7"] < 3.5e6, g
+
+
+def test_dynamic_right_sizing_before_3_13_slows_a_long_fat_transfer(tmp_path):
+    """The study's single transfer (5 MiB, 200 Mbit/s, 200 ms RTT, 100-packet queues): before
+    3.13 DRS lets the window follow only twice the bytes read per RTT, so the receive window
+    holds slow start back; with today's receive side the same profile finishes sooner
+    (measured: CUBIC 3864 vs 3070 ms on linux-3.12)."""
+    kw = dict(duration=30, central={"rate": "200Mbit", "delay": "98ms", "queue": 100},
+              flows=[{"scheme": "cubic", "bytes": "5MiB", "left-rate": "1Gbit",
+                      "left-delay": "1ms", "right-rate": "1Gbit", "right-delay": "1ms",
+                      "left-queue": 100, "right-queue": 100}])
+    old = _goodput_bps(tmp_path, {"profile": "linux-3.12"}, **kw)
+    new = _goodput_bps(tmp_path, {"profile": "linux-3.12", **_TODAYS_RCV}, **kw)
+    assert new > 1.15 * old, (old, new)
+    # only DRS: the same profile with today's DRS and the old buffer values is as fast
+    drs = _goodput_bps(tmp_path, {"profile": "linux-3.12", "drs": "current"}, **kw)
+    assert drs > 1.15 * old, (old, drs)

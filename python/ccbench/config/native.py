@@ -26,7 +26,7 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
-TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
+TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("adv-win-scale"), Key("init-rwnd"), Key("drs"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
             Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("early-retransmit"), Key("sack-compression"), Key("profile"),
             Key("pacing")]
@@ -127,6 +127,33 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
             tcp["wmem"] = wmem
     if "moderate-rcvbuf" in t:
         tcp["moderate_rcvbuf"] = get(t, "moderate-rcvbuf", parse_bool, errs, True)
+    # receive-buffer generations (set by the old profiles; written only when given)
+    if "adv-win-scale" in t:
+        av = t["adv-win-scale"][0]
+        if isinstance(av, str) and av.strip().lower() in ("none", "scaling-ratio"):
+            tcp.pop("adv_win_scale", None)
+        else:
+            aws = get(t, "adv-win-scale", parse_int, errs, None, what="tcp_adv_win_scale",
+                      minimum=-31, maximum=31)
+            if aws is not None:
+                tcp["adv_win_scale"] = aws
+    if "init-rwnd" in t:
+        iv = t["init-rwnd"][0]
+        if isinstance(iv, str) and iv.strip().lower() == "none":
+            tcp.pop("init_rwnd", None)
+        else:
+            n = get(t, "init-rwnd", parse_int, errs, None, what="a number of segments",
+                    minimum=1, maximum=65535)
+            if n is not None:
+                tcp["init_rwnd"] = n
+    if "drs" in t:
+        dv, dpath = t["drs"]
+        if isinstance(dv, str) and dv.strip().lower() in ("legacy", "current"):
+            tcp["legacy_drs"] = dv.strip().lower() == "legacy"
+        else:
+            errs.error(dpath, f"drs {show(dv)} is not legacy or current",
+                       "write drs: legacy (receive-buffer autotuning before Linux 4.2) or "
+                       "drs: current", dv)
     tcp["init_cwnd"] = get(t, "init-cwnd", parse_int, errs, tcp["init_cwnd"],
                            what="a number of packets", minimum=1, maximum=2**31)
     tcp["delayed_ack"] = get(t, "delayed-ack", parse_bool, errs, tcp["delayed_ack"])

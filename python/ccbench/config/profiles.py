@@ -14,27 +14,54 @@ value is cited to the release and the commit (by subject) that changed it:
 | loss detection (`rack`) | FACK/dupthresh scoreboard (`tcp_update_scoreboard`, `tcp_mark_lost_retrans`; `tcp_fack` = 1) | RACK in 4.4 | "tcp: rack: add RACK loss detection" series (net/ipv4/tcp_recovery.c); FACK removed in 4.15 ("tcp: remove FACK") |
 | RTT sample resolution (`rtt_granularity_ns`) | jiffies (1 ms at HZ = 1000) | µs in 3.15 | "tcp: switch rtt estimations to usec resolution" |
 | receiver SACK compression (`sack_compression`) | one ACK per out-of-order segment | 4.18 | "tcp: add SACK compression" (tcp_comp_sack_delay_ns) |
+| window share of the receive buffer (`adv_win_scale`) | `tcp_adv_win_scale` 2: 3/4 of the buffer | 1 (half) in 3.4; `scaling_ratio` (starts at half, then follows each skb's truesize) in 6.5 | "tcp: change tcp_adv_win_scale and tcp_rmem[2]"; "tcp: get rid of sysctl_tcp_adv_win_scale" |
+| receive buffer (`rmem`, tcp_rmem) | 4096 87380 4 MB (`tcp_init`: max_share = min(4 MB, memory/128)) | rmem[2] 6 MB in 3.4 (the same 3 MB of window); rmem[1] 131072 in 4.20; the simulator's default is 4096 131072 32 MiB | "tcp: change tcp_adv_win_scale and tcp_rmem[2]"; "tcp: up initial rmem to 128KB and SYN rwin to around 64KB" |
+| SYN-ACK window cap (`init_rwnd`) | 4 segments (`tcp_select_initial_window`, after RFC 2414) | 10 in 2.6.38; 20 in 3.12; none in 4.20 | "TCP: increase default initial receive window." (356f039822b8, TCP_DEFAULT_INIT_RCVWND); "tcp: properly send new data in fast recovery in first RTT" (tcp_default_init_rwnd = 2 × TCP_INIT_CWND); "tcp: up initial rmem to 128KB and SYN rwin to around 64KB" |
+| receive-buffer autotuning (`legacy_drs`) | `tcp_rcv_space_adjust`: buffer and `window_clamp` follow 2 × the bytes read per RTT; `rcvq_space` starts at the SYN-ACK's window; `tcp_fixup_rcvbuf` at establishment | 3.13 | "tcp: fix dynamic right sizing" (2 × bytes read + 16 segments, up to twice that while the bytes read grow) |
+
+The send buffer (`tcp_wmem` 4096 16384 4 MB) has the same defaults in every generation (`tcp_init`:
+max_wshare = min(4 MB, memory/128)). Its autotuning before 3.13 ("tcp: sndbuf autotuning
+improvements", `tcp_sndbuf_expand`) grew it to 2 × max(cwnd, reordering + 1) skbs of
+SKB_TRUESIZE(MSS + headers), about 2304 B in 2.6.36-3.12 as today's per-MSS size, against today's
+2 × max(10, cwnd, reordering + 1); only the buffer at establishment differs (10 skbs, today 20),
+below the 16 KB `tcp_wmem` default either way, so the profiles keep today's.
+
+The receive-buffer values were read in the releases' own net/ipv4/tcp.c, tcp_input.c and
+tcp_output.c, for a machine with memory enough that the memory/128 bound does not bite:
+2.6.36.2 (2, 4 MB, 4 segments, old DRS), 3.3.8 and 3.4.2 (1, 6 MB: the change reached the 3.3
+stable tree too), 3.10.4 (10 segments), 3.12.0 (20 segments, old DRS), 3.13.10 (new DRS),
+4.19.0 (87380, 20 segments) and 4.20.0 (131072, no cap).
 
 Behaviours of those kernels that the simulator does **not** model, so every profile keeps
-today's: `tcp_time_to_recover`'s small-window rule before early retransmit, the F-RTO rewrite (3.10, "tcp: new F-RTO implementation"), TSQ (3.6, "tcp: TCP Small Queues"), HyStart and CUBIC fixes of 3.x, and receive-buffer
-autotuning defaults. docs/experiment-file.md lists the profiles; HZ = 1000 is assumed for the
+today's: `tcp_time_to_recover`'s small-window rule before early retransmit, the F-RTO rewrite (3.10, "tcp: new F-RTO implementation"), TSQ (3.6, "tcp: TCP Small Queues"), HyStart and CUBIC fixes of 3.x, and the
+send-buffer autotuning of 3.13. docs/experiment-file.md lists the profiles; HZ = 1000 is assumed for the
 jiffy-resolution kernels (write `rtt-granularity: 4ms` for HZ = 250).
 """
 from __future__ import annotations
 
 MS = 1_000_000
+MB = 1 << 20
+#: the receive side of a kernel before 4.20: tcp_rmem, tcp_adv_win_scale, the SYN-ACK's window
+#: cap and DRS before 3.13 (see the table above)
+_RCV_2636 = {"rmem": [4096, 87380, 4 * MB], "adv_win_scale": 2, "init_rwnd": 4,
+             "legacy_drs": True}
+_RCV_37 = {"rmem": [4096, 87380, 6 * MB], "adv_win_scale": 1, "init_rwnd": 10, "legacy_drs": True}
+_RCV_312 = {**_RCV_37, "init_rwnd": 20}
 
 #: profile name -> resolved tcp keys it sets (see the table above)
 PROFILES: dict[str, dict] = {
     "linux-2.6.36": {"init_cwnd": 3, "initial_rto_ns": 3000 * MS, "tlp": False,
                      "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False,
-                     "prr": False, "early_retransmit": False},
+                     "prr": False, "early_retransmit": False, **_RCV_2636},
     "linux-3.7": {"init_cwnd": 10, "initial_rto_ns": 1000 * MS, "tlp": False,
-                  "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False, "prr": True},
+                  "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False, "prr": True,
+                  **_RCV_37},
     "linux-3.10": {"init_cwnd": 10, "initial_rto_ns": 1000 * MS, "tlp": True,
-                   "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False, "prr": True},
+                   "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False, "prr": True,
+                   **_RCV_37},
     "linux-3.12": {"init_cwnd": 10, "initial_rto_ns": 1000 * MS, "tlp": True,
-                   "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False, "prr": True},
+                   "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False, "prr": True,
+                   **_RCV_312},
     "current": {"init_cwnd": 10, "initial_rto_ns": 1000 * MS, "tlp": True,
                 "rtt_granularity_ns": 0, "sack_compression": True, "rack": True, "prr": True},
 }

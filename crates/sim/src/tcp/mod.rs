@@ -38,6 +38,18 @@ pub struct TcpConfig {
     pub rmem: [u64; 3],
     /// `tcp_moderate_rcvbuf`: DRS receive-buffer autotuning. Linux default on.
     pub moderate_rcvbuf: bool,
+    /// `tcp_adv_win_scale` of the kernels before 6.5: the window is `space − space/2^n` of the
+    /// buffer (n > 0) or `space/2^−n` (n ≤ 0); 2 before 3.4, 1 from 3.4. None = today's
+    /// `scaling_ratio`, held at its initial 50 % (receiver.rs).
+    pub adv_win_scale: Option<i32>,
+    /// Segments the SYN-ACK's window may offer at most (`tcp_select_initial_window`'s
+    /// `init_cwnd`, the route's `initrwnd`): 4 before 2.6.38, 10 to 3.11, 20 (twice
+    /// `TCP_INIT_CWND`) from 3.12 to 4.19; None = no cap (≥ 4.20, the offer is the buffer's).
+    pub init_rwnd: Option<u32>,
+    /// DRS as before 3.13 (`tcp_rcv_space_adjust`: the buffer and `window_clamp` follow twice the
+    /// bytes read in the last RTT, no slow-start boost; `rcvq_space` starts at the SYN-ACK's
+    /// window; `tcp_fixup_rcvbuf` at establishment). false = today's.
+    pub legacy_drs: bool,
     /// `tcp_wmem` [min, default, max] bytes: the send buffer (`sk_sndbuf`, in skb truesize)
     /// starts at default and `tcp_sndbuf_expand` grows it up to max; the application may keep
     /// at most that much memory written and not yet ACKed (sender/sndbuf.rs).
@@ -97,6 +109,9 @@ impl Default for TcpConfig {
             rwnd_bytes: None,
             rmem: [4096, 131072, 33554432],
             moderate_rcvbuf: true,
+            adv_win_scale: None,
+            init_rwnd: None,
+            legacy_drs: false,
             wmem: [4096, 16384, 4194304],
             delayed_ack: true,
             sack: true,

@@ -24,6 +24,13 @@
 //! advertise min(rcv_ssthresh, free space) rounded up to the scale unit, never shrinking the
 //! right edge. A fixed `rwnd_bytes` replaces all of this with a constant window.
 //!
+//! Older kernels (the TCP profiles of 2.6.36-3.12): `adv_win_scale` replaces `scaling_ratio`
+//! in `tcp_win_from_space` (3/4 of the buffer before 3.4, half after); `init_rwnd` caps the
+//! SYN-ACK's window at that many segments (`tcp_select_initial_window` before 4.20);
+//! `legacy_drs` runs `tcp_rcv_space_adjust` as before 3.13 (space = max(space, 2 × bytes read
+//! in the RTT), buffer = space/advmss segments of `rcvmem`, `window_clamp` = space), starts
+//! `rcvq_space` at the SYN-ACK's window and applies `tcp_fixup_rcvbuf` at establishment.
+//!
 //! Simplifications: the application reads instantly (`tcp_space` = the window of rcvbuf less
 //! the out-of-order bytes); `scaling_ratio` stays at Linux's initial 50 % (the kernel re-measures
 //! it from each skb's truesize, driver-dependent). The receiver RTT for DRS is Linux's: TSecr
@@ -65,15 +72,50 @@ const TCP_MAX_WSCALE: u32 = 14;
 const TCP_INIT_CWND: u64 = 10;
 /// Timestamp option bytes: advmss = mss + 12.
 const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
+/// `MAX_TCP_HEADER`, `SKB_DATA_ALIGN(sizeof(struct sk_buff))` and
+/// `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` on x86-64 (sender/sndbuf.rs uses the same).
+const MAX_TCP_HEADER: u64 = 256;
+const SK_BUFF_SIZE: u64 = 256;
+const SHINFO_SIZE: u64 = 320;
 
-/// `tcp_win_from_space`.
-fn win_from_space(space: u64) -> u64 {
-    (space * SCALING_RATIO) >> RMEM_TO_WIN_SCALE
+/// `tcp_win_from_space`: today's `scaling_ratio` (None) or an older kernel's
+/// `tcp_adv_win_scale` (n > 0: space − space/2^n; n ≤ 0: space/2^−n).
+fn win_from_space(space: u64, adv_win_scale: Option<i32>) -> u64 {
+    match adv_win_scale {
+        None => (space * SCALING_RATIO) >> RMEM_TO_WIN_SCALE,
+        Some(n) if n <= 0 => space >> (-n).min(63),
+        Some(n) => space - (space >> n.min(63)),
+    }
 }
 
-/// `tcp_space_from_win`.
-fn space_from_win(win: u64) -> u64 {
-    (win << RMEM_TO_WIN_SCALE) / SCALING_RATIO
+/// `tcp_space_from_win` (its inverse; the kernels with `tcp_adv_win_scale` had none and
+/// counted out-of-order skbs at their truesize, which this approximates).
+fn space_from_win(win: u64, adv_win_scale: Option<i32>) -> u64 {
+    match adv_win_scale {
+        None => (win << RMEM_TO_WIN_SCALE) / SCALING_RATIO,
+        Some(n) if n <= 0 => win << (-n).min(32),
+        Some(n) => {
+            let d = 1u64 << n.min(32);
+            (win * d).div_ceil(d - 1)
+        }
+    }
+}
+
+/// `SKB_TRUESIZE(advmss + MAX_TCP_HEADER)`: payload and headers 64-byte aligned, plus `sk_buff`
+/// 256 and `skb_shared_info` 320 (2304 bytes for advmss 1460).
+fn skb_truesize(advmss: u64) -> u64 {
+    (advmss + MAX_TCP_HEADER).div_ceil(64) * 64 + SK_BUFF_SIZE + SHINFO_SIZE
+}
+
+/// The per-segment buffer cost of DRS before 3.13: [`skb_truesize`] grown by 128 bytes until
+/// its window holds an advmss (the loop of `tcp_rcv_space_adjust`; 2944 bytes at
+/// `tcp_adv_win_scale` 1, 2304 at 2).
+fn legacy_rcvmem(advmss: u64, adv_win_scale: Option<i32>) -> u64 {
+    let mut m = skb_truesize(advmss);
+    while win_from_space(m, adv_win_scale) < advmss {
+        m += 128;
+    }
+    m
 }
 
 /// Receive-window state (Linux `rcv_ssthresh`, `window_clamp`, `sk_rcvbuf`, `rcvq_space`,
@@ -81,6 +123,11 @@ fn space_from_win(win: u64) -> u64 {
 struct RcvWindow {
     fixed: Option<u64>,
     moderate: bool,
+    /// `tcp_adv_win_scale` (None = `scaling_ratio`).
+    aws: Option<i32>,
+    /// DRS before 3.13, with its per-segment buffer cost `rcvmem`.
+    legacy_drs: bool,
+    rcvmem: u64,
     rmem_max: u64,
     advmss: u64,
     wscale: u32,
@@ -104,20 +151,36 @@ struct RcvWindow {
 impl RcvWindow {
     fn new(cfg: &TcpConfig) -> Self {
         let advmss = (cfg.mss + TCPOLEN_TSTAMP_ALIGNED) as u64;
+        let aws = cfg.adv_win_scale;
         let [_, rmem_def, rmem_max] = cfg.rmem;
-        let rcvbuf = rmem_def;
+        let mut rcvbuf = rmem_def;
         // tcp_select_initial_window: the offer rounded down to whole MSS, at most 65535 unscaled;
         // scale from the largest buffer the socket may grow to.
-        let full = win_from_space(rcvbuf);
-        let mut space = full;
+        let mut space = win_from_space(rcvbuf, aws);
         if space > cfg.mss as u64 {
             space -= space % cfg.mss as u64;
         }
-        let rcv_wnd = space.min(u16::MAX as u64);
+        let mut rcv_wnd = space.min(u16::MAX as u64);
         let big = space.max(rmem_max).max(1);
         let wscale = (63 - big.leading_zeros()).saturating_sub(15).min(TCP_MAX_WSCALE);
+        if let Some(n) = cfg.init_rwnd {
+            // before 4.20 the offer is at most init_rwnd segments (fewer above MSS 1460)
+            if cfg.mss as u64 > 1 << wscale {
+                let n = if cfg.mss > 1460 { (1460 * n as u64 / cfg.mss as u64).max(2) } else { n as u64 };
+                rcv_wnd = rcv_wnd.min(n * cfg.mss as u64);
+            }
+        }
         let mut window_clamp = (u16::MAX as u64) << wscale;
+        let rcvmem = legacy_rcvmem(advmss, aws);
+        if cfg.legacy_drs {
+            // tcp_fixup_rcvbuf in 3.12's form: room for the skbs of twice the initial receive
+            // window (the forms before it, 4 segments in 2.6.36 and 10 in 3.10, stay under
+            // rmem[1] = 87380 at MSS ≤ 1460 as this one does with 4 and 10 segments)
+            let segs = cfg.init_rwnd.unwrap_or(TCP_INIT_CWND as u32) as u64;
+            rcvbuf = rcvbuf.max((2 * segs * skb_truesize(advmss)).min(rmem_max));
+        }
         // tcp_init_buffer_space (tcp_app_win = 31: keep one advmss of the buffer back).
+        let full = win_from_space(rcvbuf, aws);
         if window_clamp >= full {
             window_clamp = full;
         }
@@ -125,9 +188,14 @@ impl RcvWindow {
             window_clamp = (2 * advmss).max(full.saturating_sub(advmss));
         }
         let rcv_ssthresh = rcv_wnd.min(window_clamp);
+        // rcvq_space.space: the SYN-ACK's window before 3.13, at most TCP_INIT_CWND segments now
+        let space = if cfg.legacy_drs { rcv_wnd } else { rcv_ssthresh.min(rcv_wnd).min(TCP_INIT_CWND * advmss) };
         RcvWindow {
             fixed: cfg.rwnd_bytes,
             moderate: cfg.moderate_rcvbuf,
+            aws,
+            legacy_drs: cfg.legacy_drs,
+            rcvmem,
             rmem_max,
             advmss,
             wscale,
@@ -135,7 +203,7 @@ impl RcvWindow {
             window_clamp,
             rcv_ssthresh,
             rcv_wnd,
-            space: rcv_ssthresh.min(rcv_wnd).min(TCP_INIT_CWND * advmss),
+            space,
             space_seq: 0,
             space_time: 0,
             rtt_ns: 0,
@@ -147,7 +215,7 @@ impl RcvWindow {
 
     /// `tcp_space` with instant reads: the window of rcvbuf less the out-of-order bytes held.
     fn free_space(&self, ofo_bytes: u64) -> u64 {
-        win_from_space(self.rcvbuf.saturating_sub(space_from_win(ofo_bytes)))
+        win_from_space(self.rcvbuf.saturating_sub(space_from_win(ofo_bytes, self.aws)), self.aws)
     }
 
     /// `tcp_grow_window`: true when rcv_ssthresh grew (the caller forces a quick ACK).
@@ -200,6 +268,10 @@ impl RcvWindow {
             return;
         }
         let copied = copied_seq - self.space_seq;
+        if self.legacy_drs {
+            self.space_adjust_legacy(now, copied_seq, copied);
+            return;
+        }
         if copied > self.space {
             if self.moderate {
                 // Twice the bytes read in the last RTT plus a cushion, more while the sender
@@ -207,13 +279,33 @@ impl RcvWindow {
                 let mut rcvwin = 2 * copied + 16 * self.advmss;
                 let grow = rcvwin * (copied - self.space) / self.space.max(1);
                 rcvwin += 2 * grow;
-                let rcvbuf = space_from_win(rcvwin).min(self.rmem_max);
+                let rcvbuf = space_from_win(rcvwin, self.aws).min(self.rmem_max);
                 if rcvbuf > self.rcvbuf {
                     self.rcvbuf = rcvbuf;
-                    self.window_clamp = win_from_space(rcvbuf);
+                    self.window_clamp = win_from_space(rcvbuf, self.aws);
                 }
             }
             self.space = copied;
+        }
+        self.space_seq = copied_seq;
+        self.space_time = now;
+    }
+
+    /// `tcp_rcv_space_adjust` before 3.13 ("tcp: fix dynamic right sizing" replaced it): the
+    /// space is twice the bytes read in the last RTT (never less than before); when it grew,
+    /// the buffer becomes that many segments of `rcvmem` (≤ rmem[2]) and, if that raised the
+    /// buffer, `window_clamp` becomes the space itself.
+    fn space_adjust_legacy(&mut self, now: u64, copied_seq: u64, copied: u64) {
+        let space = self.space.max(2 * copied);
+        if space != self.space {
+            self.space = space;
+            if self.moderate {
+                let rcvbuf = ((space / self.advmss).max(1) * self.rcvmem).min(self.rmem_max);
+                if rcvbuf > self.rcvbuf {
+                    self.rcvbuf = rcvbuf;
+                    self.window_clamp = space;
+                }
+            }
         }
         self.space_seq = copied_seq;
         self.space_time = now;
@@ -227,7 +319,7 @@ impl RcvWindow {
         }
         let cur = (rcv_wup + self.rcv_wnd).saturating_sub(rcv_nxt);
         let unit = 1u64 << self.wscale;
-        let allowed = win_from_space(self.rcvbuf);
+        let allowed = win_from_space(self.rcvbuf, self.aws);
         let full = self.window_clamp.min(allowed);
         let mss = (rcv_mss as u64).min(full);
         let mut free = self.free_space(ofo_bytes);
@@ -887,6 +979,76 @@ mod tests {
     }
 
     /// SYN at t0, SYN-ACK polled at t0, first data segment `rtt_ns` later.
+    /// The SYN-ACK's window of each generation at MSS 1448 (rmem[1] 87380 before 4.20).
+    #[test]
+    fn synack_window_per_kernel_generation() {
+        let synack = |cfg: &TcpConfig| {
+            let mut r = TcpReceiver::new(cfg);
+            r.on_data(5, &DataSeg { syn: true, tsval_ns: 5, ..Default::default() });
+            drain(&mut r, 5)[0].rwnd
+        };
+        let old = |aws, n, max| TcpConfig {
+            adv_win_scale: Some(aws), init_rwnd: Some(n), legacy_drs: true,
+            rmem: [4096, 87380, max], ..TcpConfig::default()
+        };
+        // 2.6.36: 3/4 of 87380 is 65535, capped at 4 segments (RFC 2414's initial window)
+        assert_eq!(synack(&old(2, 4, 4 << 20)), 4 * 1448);
+        // 2.6.38-3.11: 10 segments; 3.12-4.18: 20 (half of 87380 is 43690, 30 whole segments)
+        assert_eq!(synack(&old(1, 10, 6 << 20)), 10 * 1448);
+        assert_eq!(synack(&old(1, 20, 6 << 20)), 20 * 1448);
+        assert_eq!(synack(&old(1, 40, 6 << 20)), 30 * 1448);
+        assert_eq!(synack(&old(2, 60, 6 << 20)), 45 * 1448);
+        // today: no cap, half of rmem[1] = 131072
+        assert_eq!(synack(&TcpConfig::default()), 45 * 1448);
+    }
+
+    /// tcp_adv_win_scale: 2 gives 3/4 of the buffer as window, 1 half, −2 a quarter.
+    #[test]
+    fn adv_win_scale_sets_the_window_share_of_the_buffer() {
+        assert_eq!(win_from_space(87380, Some(2)), 65535);
+        assert_eq!(win_from_space(87380, Some(1)), 43690);
+        assert_eq!(win_from_space(87380, Some(-2)), 21845);
+        assert_eq!(win_from_space(87380, None), 43690);
+        assert_eq!(space_from_win(65535, Some(2)), 87380);
+        assert_eq!(space_from_win(43690, Some(1)), 87380);
+        assert_eq!(legacy_rcvmem(1460, Some(1)), 2944);
+        assert_eq!(legacy_rcvmem(1460, Some(2)), 2304);
+        // the window cap of a buffer that stops growing: 3/4 of 4 MB before 3.6, half of 6 MB
+        // after (the two are the same 3 MB, as "tcp: change tcp_adv_win_scale and tcp_rmem[2]"
+        // intended)
+        assert_eq!(win_from_space(4 << 20, Some(2)), win_from_space(6 << 20, Some(1)));
+    }
+
+    /// DRS before 3.13 follows twice the bytes read per RTT; today's opens far wider while the
+    /// bytes read grow (slow start).
+    #[test]
+    fn legacy_drs_clamps_the_window_to_twice_the_bytes_read_per_rtt() {
+        let old = TcpConfig {
+            adv_win_scale: Some(1), init_rwnd: Some(10), legacy_drs: true,
+            rmem: [4096, 87380, 6 << 20], ..TcpConfig::default()
+        };
+        let now = TcpConfig { rmem: [4096, 87380, 6 << 20], ..TcpConfig::default() };
+        let clamp = |cfg: &TcpConfig| {
+            let mut w = RcvWindow::new(cfg);
+            w.rtt_ns = 100_000_000;
+            w.space_adjust(100_000_000, 0); // first measurement: nothing read yet
+            w.space_adjust(200_000_000, 100 * 1448); // 100 segments in one RTT
+            (w.window_clamp, w.rcvbuf)
+        };
+        let (c_old, b_old) = clamp(&old);
+        assert_eq!(c_old, 2 * 100 * 1448);
+        assert_eq!(b_old, (2 * 100 * 1448 / 1460) * 2944);
+        let (c_now, _) = clamp(&now);
+        assert!(c_now > 4 * c_old, "{c_now} vs {c_old}");
+        // and it never shrinks: a slower RTT keeps the space
+        let mut w = RcvWindow::new(&old);
+        w.rtt_ns = 100_000_000;
+        w.space_adjust(100_000_000, 0);
+        w.space_adjust(200_000_000, 100 * 1448);
+        w.space_adjust(300_000_000, 110 * 1448);
+        assert_eq!(w.window_clamp, 2 * 100 * 1448);
+    }
+
     fn handshaken(rtt_ns: u64) -> (TcpReceiver, u64) {
         handshaken_cfg(rtt_ns, &TcpConfig::default())
     }

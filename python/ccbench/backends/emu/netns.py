@@ -104,9 +104,12 @@ def host_sysctls(exp: dict) -> dict[str, str]:
 
 def route_options(exp: dict) -> str:
     """`ip route` options carrying the per-connection settings no sysctl has: initial window,
-    minimum RTO (whole ms), and `quickack 1` when delayed ACKs are off."""
+    initial receive window (when given), minimum RTO (whole ms), and `quickack 1` when delayed ACKs are off."""
     tcp = exp.get("tcp", {})
     opts = [f"initcwnd {int(tcp.get('init_cwnd', 10))}"]
+    if tcp.get("init_rwnd"):
+        # the SYN-ACK's window cap of a kernel before 4.19 (a TCP profile sets it)
+        opts.append(f"initrwnd {int(tcp['init_rwnd'])}")
     if tcp.get("min_rto_ns"):
         opts.append(f"rto_min {max(1, round(tcp['min_rto_ns'] / 1e6))}ms")
     if not tcp.get("delayed_ack", True):
