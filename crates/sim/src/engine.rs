@@ -202,7 +202,7 @@ impl Sim {
         for f in &exp.flows {
             let conn = if f.arrivals.is_some() {
                 // Checked here so a bad scheme fails before the run, not at the first arrival.
-                Self::make_cc(ext.as_deref(), f, exp.seed, f.id)?;
+                Self::make_cc(ext.as_deref(), f, exp.seed, f.id, f.tcp.as_ref().unwrap_or(&tcp).cc_generation)?;
                 None
             } else {
                 let app = (f.app_rate_bps.is_some() || f.onoff.is_some()).then(|| {
@@ -275,7 +275,7 @@ impl Sim {
     /// `Some(n)` a finite or bulk (`None`) flow, `None` = driven by an application model.
     fn tcp_endpoint(ext: Option<&dyn ExternalCc>, tcp: &TcpConfig, f: &FlowConfig, seed: u64, conn: u32, mss: u32,
                     bytes: Option<Option<u64>>) -> Result<Endpoint, String> {
-        let cc = Self::make_cc(ext, f, seed, conn)?;
+        let cc = Self::make_cc(ext, f, seed, conn, f.tcp.as_ref().unwrap_or(tcp).cc_generation)?;
         let ftcp = crate::tcp::flow_tcp_config(tcp, f.tcp.as_ref(), f.ecn, mss, cc.as_ref());
         let receiver = TcpReceiver::new(&ftcp);
         let sender = match bytes {
@@ -285,11 +285,16 @@ impl Sim {
         Ok(Endpoint::Tcp { sender, receiver })
     }
 
-    /// Connection `conn`'s congestion control: `ext`'s if it claims the flow, else the registry's.
-    fn make_cc(ext: Option<&dyn ExternalCc>, f: &FlowConfig, seed: u64, conn: u32) -> Result<Box<dyn cc::CongestionControl>, String> {
+    /// Connection `conn`'s congestion control: `ext`'s if it claims the flow, else the registry's
+    /// (with the flow's `cc_generation`, a TCP profile's kernel, for schemes that take one).
+    fn make_cc(ext: Option<&dyn ExternalCc>, f: &FlowConfig, seed: u64, conn: u32, generation: Option<u32>)
+               -> Result<Box<dyn cc::CongestionControl>, String> {
         let made = match ext.and_then(|x| x.make(f, conn)) {
             Some(r) => r,
-            None => cc::make(&f.scheme, &cc::engine_params(&f.scheme, &f.params, seed, conn as u64)),
+            None => {
+                let params = cc::engine_params(&f.scheme, &f.params, seed, conn as u64);
+                cc::make(&f.scheme, &cc::with_generation(&f.scheme, &params, generation))
+            }
         };
         made.map_err(|e| format!("flow {} ({}): {e}", f.id + 1, f.label))
     }

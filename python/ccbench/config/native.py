@@ -26,7 +26,7 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
-TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("adv-win-scale"), Key("init-rwnd"), Key("drs"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
+TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("adv-win-scale"), Key("init-rwnd"), Key("drs"), Key("cc-generation"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
             Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("early-retransmit"), Key("sack-compression"), Key("profile"),
             Key("pacing")]
@@ -94,6 +94,29 @@ def _parse_wmem(entry, errs: Collector, mss: int) -> list[int] | None:
     return out
 
 
+def _parse_generation(entry, errs: Collector) -> int | None:
+    """``cc-generation``: a Linux release ("3.10", "2.6.36") as major·10000 + minor·100 +
+    patch, or ``current`` (0)."""
+    value, path = entry
+    if isinstance(value, float):
+        errs.error(path, f"cc-generation {show(value)} is a number, not a release",
+                   f'quote the release, e.g. "{value}0" or "2.6.36": YAML reads 3.10 as 3.1', value)
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 10000 <= value < 1000000):
+        return value
+    text = str(value).strip().lower()
+    if text in ("current", "none"):
+        return 0
+    parts = text.removeprefix("linux-").split(".")
+    if not isinstance(value, bool) and 2 <= len(parts) <= 3 and all(p.isdigit() for p in parts) \
+            and all(int(p) < 100 for p in parts):
+        nums = [int(p) for p in parts] + [0]
+        return nums[0] * 10000 + nums[1] * 100 + nums[2]
+    errs.error(path, f"cc-generation {show(value)} is not a Linux release",
+               'write a release such as "3.10" or "2.6.36" (quoted), or current', value)
+    return None
+
+
 def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
     """The ``tcp`` mapping of ``d`` (top level or a flow group) over ``base`` (defaults)."""
     tcp = dict(DEFAULT_TCP if base is None else base)
@@ -146,6 +169,12 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
                     minimum=1, maximum=65535)
             if n is not None:
                 tcp["init_rwnd"] = n
+    if "cc-generation" in t:
+        g = _parse_generation(t["cc-generation"], errs)
+        if g == 0:
+            tcp.pop("cc_generation", None)
+        elif g is not None:
+            tcp["cc_generation"] = g
     if "drs" in t:
         dv, dpath = t["drs"]
         if isinstance(dv, str) and dv.strip().lower() in ("legacy", "current"):

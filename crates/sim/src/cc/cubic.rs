@@ -18,6 +18,16 @@
 //! * HyStart uses µs timestamps (`tcp_mstamp`) as in ≥ 5.7; the ACK-train threshold includes the
 //!   TSO/GRO cushion `min(1 ms, gso_max_size·4/pacing_rate)` with gso_max_size = 65536 B and is
 //!   halved when the socket is not paced (no fq and no internal pacing), as in the kernel.
+//!
+//! Older kernels (`generation`, set by the TCP profiles of 2.6.36-3.12): [`Era`] lists the
+//! behaviours of tcp_cubic.c before each change, as read in the releases' own files (2.6.36.2,
+//! 2.6.38.3, 2.6.39.4, 3.0.1, 3.2.0, 3.3.8, 3.10.4, 3.12.0, 3.18.30, 3.19.0, 4.0.5, 4.1.15,
+//! 4.2.8, 5.6.4): HyStart on the ms clock before 5.6 (its delay threshold delay_min/16 before
+//! 3.19, floored at 2 ms before 2.6.39), no initial 5 %-per-RTT floor before 3.3, the
+//! TCP-friendly estimate and `cnt` counted in ACKs before 3.19, `cnt` ≥ 1 before 4.0, no epoch
+//! shift after idle before 4.2. Not modelled:
+//! `bictcp_undo_cwnd`'s `loss_cwnd` (the undo is the stack's here) and the slow start of the
+//! stack before 3.18 (one packet per ACK, "tcp: properly handle stretch acks in slow start").
 
 use super::{
     tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, CongestionControl,
@@ -52,7 +62,59 @@ pub static PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "hystart_low_window", default: 16.0, doc: "HyStart only when cwnd ≥ this many packets" },
     ParamInfo { name: "hystart_ack_delta_us", default: 2000.0, doc: "ACKs closer than this (µs) continue an ACK train" },
     ParamInfo { name: "initial_ssthresh", default: 0.0, doc: "initial ssthresh in packets (0 = infinite); used only when hystart is off" },
+    ParamInfo { name: "generation", default: 0.0, doc: "Linux release whose tcp_cubic.c to run, as major·10000 + minor·100 + patch (20636 = 2.6.36, 31000 = 3.10); 0 = today's. The TCP profiles set it" },
 ];
+
+/// The behaviours of older tcp_cubic.c that `generation` switches on, each up to the release
+/// that changed it (read in the releases' own net/ipv4/tcp_cubic.c; see docs/cc-catalogue.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Era {
+    /// Before 2.6.39 (2.6.38.3 vs 2.6.39.4): HyStart on jiffies (delay samples rounded up to a
+    /// whole jiffy, `usecs_to_jiffies`), an ACK train ends at `>=` half the minimum delay, and
+    /// `HYSTART_DELAY_MIN` is 2 ms ("tcp_cubic: make the delay threshold of HyStart less
+    /// sensitive" made it 4 ms).
+    pub hystart_2ms_floor: bool,
+    /// Before 3.3 (3.2.0 vs 3.3.8): no floor on growth before the first loss (`last_max_cwnd
+    /// == 0 && cnt > 20` ⇒ cnt = 20, at least 5 % per RTT): after a HyStart exit the curve
+    /// starts flat at the exit window.
+    pub no_initial_growth_floor: bool,
+    /// Before 5.6 (5.6.4 has the µs form): HyStart on the ms clock (`bictcp_clock`, delay
+    /// samples in ms·8 truncated), the ACK train ends past half the minimum delay with no
+    /// TSO/GRO cushion and no pacing awareness, and the round restarts in `bictcp_cong_avoid`.
+    pub hystart_ms: bool,
+    /// Before 3.19 (3.18.30 vs 3.19.0): the delay-increase threshold is delay_min/16 ("tcp_cubic:
+    /// refine Hystart delay threshold" made it /8), and the TCP-friendly estimate counts ACKs,
+    /// not packets ACKed (`ack_cnt++`), with `cnt` rescaled by the averaged packets per ACK
+    /// (`delayed_ack`, 15/16 EWMA ×16, `ACK_RATIO_LIMIT` 32) and applied per ACK.
+    pub ack_count: bool,
+    /// Before 4.0 (3.19.0 vs 4.0.5): `cnt` may fall to 1 (cwnd may double per RTT); today it is
+    /// at least 2 (1.5× per RTT).
+    pub cnt_min_one: bool,
+    /// Before 4.2 (4.1.15 vs 4.2.8): no epoch shift after an idle period ("tcp_cubic: better
+    /// follow cubic curve after idle period").
+    pub no_idle_shift: bool,
+}
+
+impl Era {
+    /// The behaviours of release `g` (major·10000 + minor·100 + patch; 0 = today).
+    pub fn of(g: u32) -> Era {
+        if g == 0 {
+            return Era::default();
+        }
+        Era {
+            hystart_2ms_floor: g < 2_06_39,
+            no_initial_growth_floor: g < 3_03_00,
+            hystart_ms: g < 5_06_00,
+            ack_count: g < 3_19_00,
+            cnt_min_one: g < 4_00_00,
+            no_idle_shift: g < 4_02_00,
+        }
+    }
+}
+
+/// `ACK_RATIO_SHIFT` and `ACK_RATIO_LIMIT` of the kernels before 3.19.
+const ACK_RATIO_SHIFT: u32 = 4;
+const ACK_RATIO_LIMIT: u32 = 32 << ACK_RATIO_SHIFT;
 
 /// Resolved parameters and the derived constants of `cubictcp_register`.
 #[derive(Clone, Debug)]
@@ -66,6 +128,9 @@ pub struct CubicParams {
     pub hystart_low_window: u32,
     pub hystart_ack_delta_us: u32,
     pub initial_ssthresh: u32,
+    /// `generation` and the older behaviours it selects.
+    pub generation: u32,
+    pub era: Era,
     /// `cube_rtt_scale = bic_scale·10`.
     cube_rtt_scale: u64,
     /// `beta_scale = 8·(1024+beta)/3/(1024−beta)`: Reno-estimate ACK count per +1, ×8.
@@ -97,10 +162,21 @@ impl CubicParams {
             hystart_low_window,
             hystart_ack_delta_us,
             initial_ssthresh,
+            generation: 0,
+            era: Era::default(),
             cube_rtt_scale,
             beta_scale: 8 * (BICTCP_BETA_SCALE + beta) / 3 / (BICTCP_BETA_SCALE - beta),
             cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / cube_rtt_scale,
         }
+    }
+}
+
+impl CubicParams {
+    /// The same parameters with the behaviours of Linux release `g` (0 = today's).
+    pub fn with_generation(mut self, g: u32) -> Self {
+        self.generation = g;
+        self.era = Era::of(g);
+        self
     }
 }
 
@@ -157,6 +233,8 @@ pub struct Cubic {
     end_seq: u64,
     last_ack: u64,
     curr_rtt: u32,
+    /// Before 3.19: averaged packets per ACK ×16 (`delayed_ack`).
+    delayed_ack: u32,
 }
 
 impl Cubic {
@@ -179,6 +257,7 @@ impl Cubic {
             end_seq: 0,
             last_ack: 0,
             curr_rtt: u32::MAX,
+            delayed_ack: 2 << ACK_RATIO_SHIFT,
         }
     }
 
@@ -193,7 +272,8 @@ impl Cubic {
             p.int("hystart_low_window", 16, 0, 1 << 30)? as u32,
             p.int("hystart_ack_delta_us", 2000, 0, 1 << 30)? as u32,
             p.int("initial_ssthresh", 0, 0, 0x7fff_ffff)? as u32,
-        )))
+        )
+        .with_generation(p.int("generation", 0, 0, 99_99_99)? as u32)))
     }
 
     #[inline]
@@ -215,9 +295,26 @@ impl Cubic {
         self.found = false;
     }
 
+    /// HyStart's clock: µs (`tcp_mstamp`), or ms (`bictcp_clock`, jiffies at HZ = 1000)
+    /// before 5.6.
+    fn hystart_now(&self, sk: &Sock) -> u64 {
+        if self.p.era.hystart_ms { sk.now_ns / 1_000_000 } else { sk.now_us }
+    }
+
+    /// `delay_min` in jiffies, for the one-RTT look-ahead of `bictcp_update` (µs today, ms·8
+    /// on the ms clock).
+    fn delay_min_jiffies(&self) -> u64 {
+        if self.p.era.hystart_ms {
+            (self.delay_min >> 3) as u64 * HZ / 1000
+        } else {
+            (self.delay_min as u64 * HZ).div_ceil(1_000_000) // usecs_to_jiffies
+        }
+    }
+
     fn hystart_reset(&mut self, sk: &Sock) {
-        self.round_start = sk.now_us;
-        self.last_ack = sk.now_us;
+        let now = self.hystart_now(sk);
+        self.round_start = now;
+        self.last_ack = now;
         self.end_seq = sk.snd_nxt;
         self.curr_rtt = u32::MAX;
         self.sample_cnt = 0;
@@ -226,7 +323,9 @@ impl Cubic {
     /// `bictcp_update`: compute `cnt` from the cubic curve and the TCP-friendly estimate.
     fn update(&mut self, sk: &Sock, cwnd: u32, acked: u32) {
         let now = Self::jiffies(sk);
-        self.ack_cnt = self.ack_cnt.wrapping_add(acked);
+        // before 3.19 the TCP-friendly estimate counted ACKs, not packets ACKed
+        let counted = if self.p.era.ack_count { 1 } else { acked };
+        self.ack_cnt = self.ack_cnt.wrapping_add(counted);
         if self.last_cwnd == cwnd && now.wrapping_sub(self.last_time) <= HZ / 32 {
             return;
         }
@@ -237,7 +336,7 @@ impl Cubic {
             self.last_time = now;
             if self.epoch_start.is_none() {
                 self.epoch_start = Some(now);
-                self.ack_cnt = acked;
+                self.ack_cnt = counted;
                 self.tcp_cwnd = cwnd;
                 if self.last_max_cwnd <= cwnd {
                     self.bic_k = 0;
@@ -251,7 +350,7 @@ impl Cubic {
             }
             // t = elapsed + delay_min (one RTT ahead), jiffies -> 2^-10 s.
             let epoch = self.epoch_start.unwrap();
-            let delay_j = (self.delay_min as u64 * HZ + 999_999) / 1_000_000; // usecs_to_jiffies
+            let delay_j = self.delay_min_jiffies();
             let t = ((now.saturating_sub(epoch) + delay_j) << BICTCP_HZ) / HZ;
             let k = self.bic_k as u64;
             let offs = if t < k { k - t } else { t - k };
@@ -263,8 +362,9 @@ impl Cubic {
                 self.bic_origin_point.saturating_add(delta)
             };
             self.cnt = if bic_target > cwnd { cwnd / (bic_target - cwnd) } else { 100 * cwnd };
-            // Initial growth may be too conservative while the bandwidth is unknown: ≥ 5 %/RTT.
-            if self.last_max_cwnd == 0 && self.cnt > 20 {
+            // Initial growth may be too conservative while the bandwidth is unknown: ≥ 5 %/RTT
+            // (from 3.3).
+            if self.last_max_cwnd == 0 && self.cnt > 20 && !self.p.era.no_initial_growth_floor {
                 self.cnt = 20;
             }
         }
@@ -284,8 +384,48 @@ impl Cubic {
                 }
             }
         }
-        // At most 1 packet per 2 ACKed: cwnd grows at most 1.5× per RTT.
-        self.cnt = self.cnt.max(2);
+        if self.p.era.ack_count {
+            // before 3.19: cnt in ACKs, from the averaged packets per ACK
+            self.cnt = (((self.cnt as u64) << ACK_RATIO_SHIFT) / self.delayed_ack.max(1) as u64) as u32;
+        }
+        // At most 1 packet per 2 ACKed: cwnd grows at most 1.5× per RTT (from 4.0; before, cnt
+        // ≥ 1 let it double).
+        self.cnt = self.cnt.max(if self.p.era.cnt_min_one { 1 } else { 2 });
+    }
+
+    /// `hystart_update` before 5.6: the ms clock, delay samples and `delay_min` in ms·8, the
+    /// ACK train past `delay_min`/2 with no cushion, the delay threshold delay_min/16 before 3.19
+    /// (clamped to 2 ms before 2.6.39, 4 ms after, and 16 ms); the round restarts in
+    /// `cong_avoid` and the low-window gate is the caller's.
+    fn hystart_update_ms(&mut self, sk: &mut Sock, delay: u32) {
+        let now = sk.now_ns / 1_000_000;
+        if self.p.hystart_detect & HYSTART_ACK_TRAIN != 0
+            && now.wrapping_sub(self.last_ack) <= (self.p.hystart_ack_delta_us / 1000) as u64
+        {
+            self.last_ack = now;
+            let thresh = (self.delay_min >> 4) as u64; // ms
+            let since = now.wrapping_sub(self.round_start);
+            if since > thresh || (self.p.era.hystart_2ms_floor && since == thresh) {
+                self.found = true;
+            }
+        }
+        if self.p.hystart_detect & HYSTART_DELAY != 0 {
+            if self.sample_cnt < HYSTART_MIN_SAMPLES {
+                if self.curr_rtt > delay {
+                    self.curr_rtt = delay;
+                }
+                self.sample_cnt += 1;
+            } else {
+                let lo = if self.p.era.hystart_2ms_floor { 2 << 3 } else { 4 << 3 };
+                let x = if self.p.era.ack_count { self.delay_min >> 4 } else { self.delay_min >> 3 };
+                if self.curr_rtt > self.delay_min + x.clamp(lo, 16 << 3) {
+                    self.found = true;
+                }
+            }
+        }
+        if self.found {
+            sk.ssthresh = sk.cwnd;
+        }
     }
 
     /// `hystart_ack_delay`: TSO/GRO cushion for the ACK-train test (µs).
@@ -381,6 +521,10 @@ impl CongestionControl for Cubic {
         }
         let mut acked = acked;
         if sk.in_slow_start() {
+            // before 5.6 the HyStart round restarts here, on the ACK past end_seq
+            if self.p.era.hystart_ms && self.p.hystart && sk.snd_una > self.end_seq {
+                self.hystart_reset(sk);
+            }
             acked = tcp_slow_start(sk, acked);
             if acked == 0 {
                 return;
@@ -388,7 +532,8 @@ impl CongestionControl for Cubic {
         }
         self.update(sk, sk.cwnd, acked);
         let cnt = self.cnt;
-        tcp_cong_avoid_ai(sk, cnt, acked);
+        // before 3.19 tcp_cong_avoid_ai counted ACKs (cnt was rescaled to ACKs above)
+        tcp_cong_avoid_ai(sk, cnt, if self.p.era.ack_count { 1 } else { acked });
     }
 
     fn set_state(&mut self, sk: &mut Sock, new_state: CaState) {
@@ -399,7 +544,7 @@ impl CongestionControl for Cubic {
     }
 
     fn cwnd_event(&mut self, sk: &mut Sock, ev: CaEvent) {
-        if ev == CaEvent::TxStart {
+        if ev == CaEvent::TxStart && !self.p.era.no_idle_shift {
             // Idle (application-limited): shift the epoch so cwnd keeps following the curve.
             let now = Self::jiffies(sk);
             let lsnd = sk.lsndtime_ns / (1_000_000_000 / HZ);
@@ -412,6 +557,11 @@ impl CongestionControl for Cubic {
     }
 
     fn pkts_acked(&mut self, sk: &mut Sock, sample: &AckSample) {
+        if self.p.era.ack_count && sk.ca_state == CaState::Open {
+            // before 3.19: packets per ACK, averaged 15/16 (×16)
+            let r = self.delayed_ack - (self.delayed_ack >> ACK_RATIO_SHIFT) + sample.pkts_acked;
+            self.delayed_ack = r.clamp(1, ACK_RATIO_LIMIT);
+        }
         // Some calls are for duplicates without an RTT.
         if sample.rtt_us < 0 {
             return;
@@ -422,12 +572,23 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        let delay = (sample.rtt_us.min(u32::MAX as i64) as u32).max(1);
+        let rtt_us = sample.rtt_us.min(u32::MAX as i64 / 8) as u64;
+        let delay = if !self.p.era.hystart_ms {
+            (rtt_us as u32).max(1)
+        } else if self.p.era.hystart_2ms_floor {
+            (rtt_us.div_ceil(1000) << 3).max(1) as u32 // usecs_to_jiffies(rtt) << 3
+        } else {
+            ((rtt_us << 3) / 1000).max(1) as u32 // ms·8
+        };
         if self.delay_min == 0 || self.delay_min > delay {
             self.delay_min = delay;
         }
         if !self.found && sk.in_slow_start() && self.p.hystart {
-            self.hystart_update(sk, delay);
+            if !self.p.era.hystart_ms {
+                self.hystart_update(sk, delay);
+            } else if sk.cwnd >= self.p.hystart_low_window {
+                self.hystart_update_ms(sk, delay);
+            }
         }
     }
 
@@ -446,7 +607,7 @@ impl CongestionControl for Cubic {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "cubic",
     description: "CUBIC with HyStart (ACK train + delay), fast convergence and the TCP-friendly region, integer arithmetic as Linux",
-    source: "Linux net/ipv4/tcp_cubic.c (5.7+/6.x); RFC 8312/9438; Ha, Rhee & Xu, ACM SIGOPS OSR 42(5) 2008",
+    source: "Linux net/ipv4/tcp_cubic.c (5.7+/6.x; `generation` selects the behaviours of 2.6.36-5.5); RFC 8312/9438; Ha, Rhee & Xu, ACM SIGOPS OSR 42(5) 2008",
     params: PARAMS,
     make: |p| Ok(Box::new(Cubic::from_params(p)?)),
 }];
@@ -707,6 +868,173 @@ mod tests {
         s.cwnd = 22;
         c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: 80_000, in_flight: 20 });
         assert_eq!((c.round_start, c.end_seq, c.sample_cnt), (80_000 + 12 * 240, 1 + 36 * 1448, 1));
+    }
+
+    fn gen(g: u32, detect: u32, friendly: bool) -> Cubic {
+        Cubic::new(CubicParams::new(717, 41, true, friendly, true, detect, 16, 2000, 0).with_generation(g))
+    }
+
+    fn at(s: &mut Sock, us: u64) {
+        s.now_us = us;
+        s.now_ns = us * 1000;
+    }
+
+    #[test]
+    fn era_of_each_release() {
+        assert_eq!(Era::of(0), Era::default());
+        let e = Era::of(2_06_36);
+        assert!(e.hystart_2ms_floor && e.no_initial_growth_floor && e.hystart_ms && e.ack_count
+            && e.cnt_min_one && e.no_idle_shift);
+        let e = Era::of(3_10_00);
+        assert!(!e.hystart_2ms_floor && !e.no_initial_growth_floor);
+        assert!(e.hystart_ms && e.ack_count && e.cnt_min_one && e.no_idle_shift);
+        let e = Era::of(3_19_00);
+        assert!(!e.ack_count && e.cnt_min_one && e.hystart_ms);
+        assert_eq!(Era::of(5_06_00), Era::default());
+    }
+
+    /// One round of `delay_min` samples, then one of `delay_min + extra`: does HyStart's delay
+    /// test end slow start? (Before 5.6 the round restarts in `cong_avoid`.)
+    fn delay_exit(g: u32, delay_min_us: i64, extra_us: i64) -> bool {
+        let mut c = gen(g, HYSTART_DELAY, true);
+        let mut s = sk_at(0, 16, crate::cc::TCP_INFINITE_SSTHRESH);
+        s.snd_nxt = 100 * 1448;
+        c.init(&mut s);
+        let mut t = 0;
+        for rtt in [delay_min_us, delay_min_us + extra_us] {
+            for _ in 0..10 {
+                t += 1000;
+                at(&mut s, t);
+                c.pkts_acked(&mut s, &AckSample { pkts_acked: 1, rtt_us: rtt, in_flight: 16 });
+            }
+            s.snd_una = s.snd_nxt + 1;
+            s.snd_nxt += 100 * 1448;
+            c.cong_avoid(&mut s, 1);
+        }
+        c.found
+    }
+
+    /// The delay-increase threshold: delay_min/8 today (3.19, "tcp_cubic: refine Hystart delay
+    /// threshold"), delay_min/16 before, clamped to at least 4 ms (2 ms before 2.6.39).
+    #[test]
+    fn hystart_delay_threshold_per_generation() {
+        // 80 ms: today 10 ms, 3.x 5 ms — a round 6 ms slower ends slow start only in 3.x
+        assert!(!delay_exit(0, 80_000, 6_000));
+        assert!(delay_exit(3_10_00, 80_000, 6_000));
+        assert!(!delay_exit(3_10_00, 80_000, 4_000));
+        // 40 ms: 2.5 ms in 2.6.36 (2 ms floor), 4 ms in 3.x (4 ms floor)
+        assert!(delay_exit(2_06_36, 40_000, 3_000));
+        assert!(!delay_exit(3_10_00, 40_000, 3_000));
+        assert!(delay_exit(3_10_00, 40_000, 5_000));
+    }
+
+    /// Before 5.6 the ACK train ends past delay_min/2 (ms clock) even on a paced socket; today a
+    /// paced socket's train must span delay_min plus the TSO/GRO cushion.
+    #[test]
+    fn hystart_ack_train_before_5_6_ignores_pacing() {
+        let exit_at = |g: u32| {
+            let mut c = gen(g, HYSTART_ACK_TRAIN, true);
+            let mut s = sk_at(0, 32, crate::cc::TCP_INFINITE_SSTHRESH);
+            s.pacing_status = PacingStatus::Fq;
+            s.pacing_rate_bps = 100e6;
+            s.snd_nxt = 1_000_000;
+            c.init(&mut s);
+            (1..=40u64).find(|&i| {
+                at(&mut s, i * 1000);
+                c.pkts_acked(&mut s, &AckSample { pkts_acked: 2, rtt_us: 20_000, in_flight: 32 });
+                c.found
+            })
+        };
+        assert_eq!(exit_at(3_10_00), Some(11)); // > 10 ms = delay_min/2
+        assert!(exit_at(0).unwrap() > 20, "{:?}", exit_at(0));
+    }
+
+    /// Before 3.3 nothing floors the growth before the first loss: after a HyStart exit the
+    /// curve starts flat at the exit window (cnt 100·cwnd); from 3.3 cnt ≤ 20 (5 % per RTT).
+    /// Before 3.19 cnt is then counted in ACKs (two packets per ACK: half).
+    #[test]
+    fn initial_growth_floor_from_3_3() {
+        let cnt = |g: u32| {
+            let mut c = gen(g, 0, false);
+            let s = sk_at(1000, 100, 50);
+            c.update(&s, 100, 1);
+            c.cnt
+        };
+        assert_eq!(cnt(0), 20);
+        assert_eq!(cnt(3_19_00), 20);
+        assert_eq!(cnt(3_10_00), 10);
+        assert_eq!(cnt(2_06_36), 100 * 100 / 2);
+    }
+
+    /// Before 3.19 the TCP-friendly estimate counts ACKs: with delayed ACKs (2 packets each) it
+    /// grows at half the Reno rate today's counts.
+    #[test]
+    fn tcp_friendly_estimate_counted_acks_before_3_19() {
+        let reno = |g: u32| {
+            let mut c = gen(g, 0, true);
+            c.last_max_cwnd = 710;
+            let mut s = sk_at(1000, 700, 100_000);
+            c.update(&s, 700, 2);
+            for _ in 0..1400 {
+                c.update(&s, 700, 2); // within 31 ms: counted, not recomputed
+            }
+            s.now_ns += 100_000_000;
+            c.update(&s, 700, 2);
+            c.tcp_cwnd
+        };
+        // 700·15/8 = 1312 per +1: 2804 packets → +2 today, 1402 ACKs → +1 before 3.19
+        assert_eq!(reno(0), 702);
+        assert_eq!(reno(3_10_00), 701);
+    }
+
+    /// Before 3.19 `cnt` is rescaled by the averaged packets per ACK: stretch ACKs of 4 packets
+    /// (`delayed_ack` → 64) make it a quarter, applied per ACK.
+    #[test]
+    fn delayed_ack_ratio_rescales_cnt_before_3_19() {
+        let mut c = gen(3_10_00, 0, false);
+        let mut s = sk_at(1000, 100, 50);
+        for _ in 0..100 {
+            c.pkts_acked(&mut s, &AckSample { pkts_acked: 4, rtt_us: -1, in_flight: 100 });
+        }
+        assert_eq!(c.delayed_ack, 64);
+        c.update(&s, 100, 4);
+        assert_eq!(c.cnt, 20 / 4);
+        // ... and only in the Open state
+        let mut d = gen(3_10_00, 0, false);
+        s.ca_state = CaState::Recovery;
+        d.pkts_acked(&mut s, &AckSample { pkts_acked: 4, rtt_us: -1, in_flight: 100 });
+        assert_eq!(d.delayed_ack, 32);
+    }
+
+    /// Before 4.0 `cnt` may fall to 1: far above the curve cwnd doubles per RTT (today 1.5×).
+    #[test]
+    fn growth_may_double_per_rtt_before_4_0() {
+        let cnt = |g: u32| {
+            let mut c = gen(g, 0, false);
+            c.last_max_cwnd = 50;
+            c.update(&sk_at(1000, 100, 50), 100, 1);
+            c.update(&sk_at(11_000, 100, 50), 100, 1);
+            c.cnt
+        };
+        assert_eq!(cnt(0), 2);
+        assert_eq!(cnt(3_19_00), 1);
+    }
+
+    /// Before 4.2 an idle period does not shift the epoch ("tcp_cubic: better follow cubic
+    /// curve after idle period"), so cwnd jumps along the curve when sending resumes.
+    #[test]
+    fn no_epoch_shift_after_idle_before_4_2() {
+        let epoch = |g: u32| {
+            let mut c = gen(g, 0, false);
+            let mut s = sk_at(1000, 100, 50);
+            c.update(&s, 100, 1);
+            s.lsndtime_ns = 2_000_000_000;
+            s.now_ns = 5_000_000_000;
+            c.cwnd_event(&mut s, CaEvent::TxStart);
+            c.epoch_start
+        };
+        assert_eq!(epoch(0), Some(1000 + 3000));
+        assert_eq!(epoch(4_01_00), Some(1000));
     }
 
     #[test]

@@ -488,9 +488,37 @@ pub fn engine_params(name: &str, params: &serde_json::Value, seed: u64, stream: 
     serde_json::Value::Object(obj)
 }
 
+/// The parameters with `generation` (a TCP profile's Linux release) added for schemes that
+/// model older kernels (a `generation` parameter), unless the experiment sets it itself.
+pub fn with_generation(name: &str, params: &serde_json::Value, generation: Option<u32>) -> serde_json::Value {
+    let Some(g) = generation else { return params.clone() };
+    if !schemes().any(|s| s.name == name && s.params.iter().any(|p| p.name == "generation")) {
+        return params.clone();
+    }
+    let mut obj = match params {
+        serde_json::Value::Object(m) => m.clone(),
+        serde_json::Value::Null => serde_json::Map::new(),
+        _ => return params.clone(),
+    };
+    obj.entry("generation").or_insert(serde_json::Value::from(g));
+    serde_json::Value::Object(obj)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A TCP profile's release reaches the schemes that model older kernels (cubic's
+    /// `generation`), never overrides an explicit parameter and leaves other schemes alone.
+    #[test]
+    fn profile_generation_reaches_cubic_only() {
+        use serde_json::json;
+        assert_eq!(with_generation("cubic", &json!(null), Some(31000)), json!({"generation": 31000}));
+        assert_eq!(with_generation("cubic", &json!({"generation": 0, "beta": 700}), Some(31000)),
+                   json!({"generation": 0, "beta": 700}));
+        assert_eq!(with_generation("cubic", &json!({"beta": 700}), None), json!({"beta": 700}));
+        assert_eq!(with_generation("reno", &json!(null), Some(31000)), json!(null));
+    }
 
     fn sk(cwnd: u32, ssthresh: u32) -> Sock {
         let mut s = Sock::new(1448, 10);

@@ -50,6 +50,10 @@ pub struct TcpConfig {
     /// bytes read in the last RTT, no slow-start boost; `rcvq_space` starts at the SYN-ACK's
     /// window; `tcp_fixup_rcvbuf` at establishment). false = today's.
     pub legacy_drs: bool,
+    /// The Linux release (major·10000 + minor·100 + patch) whose congestion-control modules a
+    /// TCP profile runs: handed to schemes with a `generation` parameter (cubic) that do not set
+    /// it. None = today's.
+    pub cc_generation: Option<u32>,
     /// `tcp_wmem` [min, default, max] bytes: the send buffer (`sk_sndbuf`, in skb truesize)
     /// starts at default and `tcp_sndbuf_expand` grows it up to max; the application may keep
     /// at most that much memory written and not yet ACKed (sender/sndbuf.rs).
@@ -112,6 +116,7 @@ impl Default for TcpConfig {
             adv_win_scale: None,
             init_rwnd: None,
             legacy_drs: false,
+            cc_generation: None,
             wmem: [4096, 16384, 4194304],
             delayed_ack: true,
             sack: true,
