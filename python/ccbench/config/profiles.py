@@ -40,7 +40,8 @@ Behaviours of those kernels that the simulator does **not** model, so every prof
 today's: `tcp_time_to_recover`'s small-window rule before early retransmit, the F-RTO rewrite
 (3.10, "tcp: new F-RTO implementation"), TSQ (3.6, "tcp: TCP Small Queues"), the send-buffer
 autotuning of 3.13, slow start counting ACKs rather than packets before 3.18 ("tcp: properly
-handle stretch acks in slow start"), and the older forms of the other congestion controls. docs/experiment-file.md lists the profiles; HZ = 1000 is assumed for the
+handle stretch acks in slow start"), and the older forms of the other congestion controls.
+docs/simulator.md measures what TSQ would change on the linux-evolution study's path. docs/experiment-file.md lists the profiles; HZ = 1000 is assumed for the
 jiffy-resolution kernels (write `rtt-granularity: 4ms` for HZ = 250).
 """
 from __future__ import annotations
