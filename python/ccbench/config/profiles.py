@@ -18,7 +18,7 @@ value is cited to the release and the commit (by subject) that changed it:
 | receive buffer (`rmem`, tcp_rmem) | 4096 87380 4 MB (`tcp_init`: max_share = min(4 MB, memory/128)) | rmem[2] 6 MB in 3.4 (the same 3 MB of window); rmem[1] 131072 in 4.20; the simulator's default is 4096 131072 32 MiB | "tcp: change tcp_adv_win_scale and tcp_rmem[2]"; "tcp: up initial rmem to 128KB and SYN rwin to around 64KB" |
 | SYN-ACK window cap (`init_rwnd`) | 4 segments (`tcp_select_initial_window`, after RFC 2414) | 10 in 2.6.38; 20 in 3.12; none in 4.20 | "TCP: increase default initial receive window." (356f039822b8, TCP_DEFAULT_INIT_RCVWND); "tcp: properly send new data in fast recovery in first RTT" (tcp_default_init_rwnd = 2 × TCP_INIT_CWND); "tcp: up initial rmem to 128KB and SYN rwin to around 64KB" |
 | receive-buffer autotuning (`legacy_drs`) | `tcp_rcv_space_adjust`: buffer and `window_clamp` follow 2 × the bytes read per RTT; `rcvq_space` starts at the SYN-ACK's window; `tcp_fixup_rcvbuf` at establishment | 3.13 | "tcp: fix dynamic right sizing" (2 × bytes read + 16 segments, up to twice that while the bytes read grow) |
-| CUBIC (`cc_generation`: cubic's `generation` for CUBIC flows) | HyStart on jiffies with a 2 ms delay floor; no growth floor before the first loss | HyStart: 4 ms floor in 2.6.39, delay_min/8 in 3.19, µs clock, ACK-train cushion and pacing awareness in 5.6; growth ≥ 5 %/RTT before the first loss in 3.3; TCP-friendly estimate in packets (not ACKs) in 3.19; ≤ 1.5× per RTT in 4.0; epoch shift after idle in 4.2 | "tcp_cubic: make the delay threshold of HyStart less sensitive"; "tcp_cubic: refine Hystart delay threshold"; "tcp_cubic: better follow cubic curve after idle period"; the others by release only (crates/sim/src/cc/cubic.rs `Era`) |
+| CUBIC (`cc_generation`: cubic's `generation` for CUBIC flows) | HyStart on jiffies with a 2 ms delay floor; no growth floor before the first loss | HyStart: 4 ms floor in 2.6.39, delay_min/8 in 3.19, µs clock, ACK-train cushion and pacing awareness in 5.6; growth ≥ 5 %/RTT before the first loss in 3.3; TCP-friendly estimate in packets (not ACKs) in 3.19; ≤ 1.5× per RTT in 4.0; epoch shift after idle in 4.3 | "tcp_cubic: make the delay threshold of HyStart less sensitive"; "tcp_cubic: refine Hystart delay threshold"; "tcp_cubic: better follow cubic curve after idle period" (30927520dbae); the others by release only (crates/sim/src/cc/cubic.rs `Era`) |
 
 The send buffer (`tcp_wmem` 4096 16384 4 MB) has the same defaults in every generation (`tcp_init`:
 max_wshare = min(4 MB, memory/128)). Its autotuning before 3.13 ("tcp: sndbuf autotuning
@@ -33,7 +33,8 @@ tcp_output.c, for a machine with memory enough that the memory/128 bound does no
 stable tree too), 3.10.4 (10 segments), 3.12.0 (20 segments, old DRS), 3.13.10 (new DRS),
 4.19.0 (87380, 20 segments) and 4.20.0 (131072, no cap). The CUBIC releases were bracketed the
 same way in net/ipv4/tcp_cubic.c (2.6.38.3/2.6.39.4, 3.2.0/3.3.8, 3.18.30/3.19.0, 3.19.0/4.0.5,
-4.1.15/4.2.8, 5.6.4); the engine hands `cc_generation` to every scheme with a `generation`
+4.1.15/4.2.8, 5.6.4; where the later tree is a stable release, the change may have reached it
+as a backport); the engine hands `cc_generation` to every scheme with a `generation`
 parameter that the flow does not set (cubic today).
 
 Behaviours of those kernels that the simulator does **not** model, so every profile keeps

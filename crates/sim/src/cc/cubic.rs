@@ -25,7 +25,8 @@
 //! 4.2.8, 5.6.4): HyStart on the ms clock before 5.6 (its delay threshold delay_min/16 before
 //! 3.19, floored at 2 ms before 2.6.39), no initial 5 %-per-RTT floor before 3.3, the
 //! TCP-friendly estimate and `cnt` counted in ACKs before 3.19, `cnt` ≥ 1 before 4.0, no epoch
-//! shift after idle before 4.2. Not modelled:
+//! shift after idle before 4.3. Where only stable trees were at hand (3.3.8, 4.0.5, 4.2.8, 5.6.4)
+//! the release is the first one whose tree was read with the change. Not modelled:
 //! `bictcp_undo_cwnd`'s `loss_cwnd` (the undo is the stack's here) and the slow start of the
 //! stack before 3.18 (one packet per ACK, "tcp: properly handle stretch acks in slow start").
 
@@ -90,8 +91,9 @@ pub struct Era {
     /// Before 4.0 (3.19.0 vs 4.0.5): `cnt` may fall to 1 (cwnd may double per RTT); today it is
     /// at least 2 (1.5× per RTT).
     pub cnt_min_one: bool,
-    /// Before 4.2 (4.1.15 vs 4.2.8): no epoch shift after an idle period ("tcp_cubic: better
-    /// follow cubic curve after idle period").
+    /// Before 4.3: no epoch shift after an idle period ("tcp_cubic: better follow cubic curve
+    /// after idle period", 30927520dbae, September 2015; the 4.2.8 stable release has it, 4.1.15
+    /// not).
     pub no_idle_shift: bool,
 }
 
@@ -107,7 +109,7 @@ impl Era {
             hystart_ms: g < 5_06_00,
             ack_count: g < 3_19_00,
             cnt_min_one: g < 4_00_00,
-            no_idle_shift: g < 4_02_00,
+            no_idle_shift: g < 4_03_00,
         }
     }
 }
@@ -1020,7 +1022,7 @@ mod tests {
         assert_eq!(cnt(3_19_00), 1);
     }
 
-    /// Before 4.2 an idle period does not shift the epoch ("tcp_cubic: better follow cubic
+    /// Before 4.3 an idle period does not shift the epoch ("tcp_cubic: better follow cubic
     /// curve after idle period"), so cwnd jumps along the curve when sending resumes.
     #[test]
     fn no_epoch_shift_after_idle_before_4_2() {
