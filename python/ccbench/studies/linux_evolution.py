@@ -31,7 +31,8 @@ INTRO = ("E. Sastre Ferrández, *Evolution of the Linux TCP stack: a simulation 
          "thesis, UCLouvain, 2015 (Ch. 5, Tables 5.1-5.11). ccbench runs the study's topology "
          "in two modes, each kernel as a TCP profile (IW, initial RTO, TLP, RTT resolution, "
          "SACK compression, rate-halving vs PRR, early retransmit, FACK vs RACK, the receive "
-         "buffer and its autotuning, the kernel's CUBIC; not the F-RTO rewrite or TSQ): **full "
+         "buffer and its autotuning, cwnd growth per ACK, the kernel's CUBIC; not the F-RTO "
+         "rewrite or TSQ): **full "
          "duplex**, the point-to-point network the thesis describes (rankings and trends "
          "compared), and **CSMA**, every link a half-duplex shared channel with ns-3's CSMA "
          "semantics (`duplex: half`), the channel the thesis ran, which caps a 200 Mbit/s / "
@@ -42,8 +43,8 @@ KNOWN: dict[str, str] = {
     "ranking": (
         "the profiles differ only in what the simulator models (IW, initial RTO, TLP, RTT "
         "resolution, SACK compression, rate-halving vs PRR, early retransmit, FACK vs RACK, "
-        "receive buffer and autotuning, the kernel's CUBIC). Before the last two were "
-        "modelled, at medium scale linux-2.6.36 was best in 3 of 24 (CC, N) cases on the full-duplex link (IW "
+        "receive buffer and autotuning, cwnd growth per ACK, the kernel's CUBIC). Before the "
+        "last three were modelled, at medium scale linux-2.6.36 was best in 3 of 24 (CC, N) cases on the full-duplex link (IW "
         "3 on every flow slows the background flows as much as the main flow), and in 9 of 24 "
         "on the CSMA channel (below). "
         "The thesis's clear 2.6.36 lead does not appear; what the profiles still do not model "
@@ -58,8 +59,8 @@ KNOWN: dict[str, str] = {
 #: Known differences at the medium and full scales only (the reduced scale's few points pass).
 KNOWN_LARGE: dict[str, str] = {
     "csma-ranking": (
-        "at medium scale, before the profiles set each kernel's receive buffer, its autotuning and "
-        "its CUBIC, linux-2.6.36 was the best profile in 9 of 24 (CC, N) cases on the "
+        "at medium scale, before the profiles set each kernel's receive buffer, its autotuning, its "
+        "per-ACK cwnd growth and its CUBIC, linux-2.6.36 was the best profile in 9 of 24 (CC, N) cases on the "
         "channel (linux-3.12 in 7, 3.7 and 3.10 in 4 each): the differences the profiles model "
         "(IW, initial RTO, TLP, RTT resolution, SACK compression, rate-halving vs PRR, early "
         "retransmit, FACK vs RACK) weigh little at 10 frames per second, and the F-RTO rewrite "

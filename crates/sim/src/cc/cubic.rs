@@ -27,8 +27,8 @@
 //! TCP-friendly estimate and `cnt` counted in ACKs before 3.19, `cnt` ≥ 1 before 4.0, no epoch
 //! shift after idle before 4.3. Where only stable trees were at hand (3.3.8, 4.0.5, 4.2.8, 5.6.4)
 //! the release is the first one whose tree was read with the change. Not modelled:
-//! `bictcp_undo_cwnd`'s `loss_cwnd` (the undo is the stack's here) and the slow start of the
-//! stack before 3.18 (one packet per ACK, "tcp: properly handle stretch acks in slow start").
+//! `bictcp_undo_cwnd`'s `loss_cwnd` (the undo is the stack's here). The stack's own ACK counting
+//! of those kernels (slow start +1 per ACK) is `TcpConfig::count_acks`, which the profiles set.
 
 use super::{
     tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, CongestionControl,

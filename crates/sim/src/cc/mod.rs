@@ -129,6 +129,9 @@ pub struct Sock {
     /// samples). FreeBSD's h_ertt reports `ticks − tx_ts + 1`, one tick above the floored
     /// samples the core delivers; the FreeBSD-derived CCs (HLDG) add it back.
     pub rtt_tick_us: u32,
+    /// Slow start and additive increase count ACKs, not packets ACKed (Linux before 3.13 and
+    /// 3.19; `TcpConfig::count_acks`, set by the TCP profiles of 2.6.36-3.12).
+    pub count_acks: bool,
 }
 
 impl Sock {
@@ -169,6 +172,7 @@ impl Sock {
             lsndtime_ns: 0,
             snd_wnd: 0,
             rtt_tick_us: 0,
+            count_acks: false,
         }
     }
 
@@ -365,8 +369,15 @@ pub trait CongestionControl: Send {
 }
 
 /// `tcp_slow_start` (tcp_cong.c, packet-counting form ≥ 4.0): cwnd = min(cwnd + acked, ssthresh),
-/// clamped; returns the `acked` left over for congestion avoidance.
+/// clamped; returns the `acked` left over for congestion avoidance. With `count_acks` the form
+/// before 3.13: +1 per ACK.
 pub fn tcp_slow_start(sk: &mut Sock, acked: u32) -> u32 {
+    if sk.count_acks {
+        // before 3.13 ("tcp: properly handle stretch acks in slow start"): one packet per ACK,
+        // however many it ACKed, and nothing left over for congestion avoidance
+        sk.cwnd = sk.cwnd.saturating_add(1).min(sk.cwnd_clamp);
+        return 0;
+    }
     let cwnd = sk.cwnd.saturating_add(acked).min(sk.ssthresh);
     let left = acked - (cwnd - sk.cwnd);
     sk.cwnd = cwnd.min(sk.cwnd_clamp);
@@ -374,8 +385,21 @@ pub fn tcp_slow_start(sk: &mut Sock, acked: u32) -> u32 {
 }
 
 /// `tcp_cong_avoid_ai` (tcp_cong.c): cwnd += 1 per `w` packets acked, credit carried in
-/// `snd_cwnd_cnt`.
+/// `snd_cwnd_cnt`. With `count_acks` the form before 3.19: one credit per ACK.
 pub fn tcp_cong_avoid_ai(sk: &mut Sock, w: u32, acked: u32) {
+    if sk.count_acks {
+        // before 3.19 ("tcp: fix the timid additive increase on stretch ACKs"): one credit per
+        // ACK, so delayed ACKs halve the growth
+        if sk.snd_cwnd_cnt >= w {
+            if sk.cwnd < sk.cwnd_clamp {
+                sk.cwnd += 1;
+            }
+            sk.snd_cwnd_cnt = 0;
+        } else {
+            sk.snd_cwnd_cnt += 1;
+        }
+        return;
+    }
     let w = w.max(1);
     // If credits accumulated at a higher w, apply them gently now.
     if sk.snd_cwnd_cnt >= w {
@@ -507,6 +531,27 @@ pub fn with_generation(name: &str, params: &serde_json::Value, generation: Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Before 3.13/3.19 slow start and additive increase counted ACKs: a delayed ACK of two
+    /// packets adds one packet in slow start (not two, and nothing carried over), and one
+    /// credit towards `w`.
+    #[test]
+    fn count_acks_grows_cwnd_per_ack() {
+        let mut s = sk(10, 100);
+        s.count_acks = true;
+        assert_eq!(tcp_slow_start(&mut s, 2), 0);
+        assert_eq!(s.cwnd, 11);
+        let mut t = sk(10, 100);
+        assert_eq!(tcp_slow_start(&mut t, 2), 0);
+        assert_eq!(t.cwnd, 12);
+        let (mut a, mut b) = (sk(20, 10), sk(20, 10));
+        a.count_acks = true;
+        for _ in 0..21 {
+            tcp_cong_avoid_ai(&mut a, 20, 2);
+            tcp_cong_avoid_ai(&mut b, 20, 2);
+        }
+        assert_eq!((a.cwnd, b.cwnd), (21, 22));
+    }
 
     /// A TCP profile's release reaches the schemes that model older kernels (cubic's
     /// `generation`), never overrides an explicit parameter and leaves other schemes alone.

@@ -54,6 +54,10 @@ pub struct TcpConfig {
     /// TCP profile runs: handed to schemes with a `generation` parameter (cubic) that do not set
     /// it. None = today's.
     pub cc_generation: Option<u32>,
+    /// Slow start and additive increase count ACKs, not packets ACKed, as Linux before 3.13
+    /// ("tcp: properly handle stretch acks in slow start") and 3.19 ("tcp: fix the timid
+    /// additive increase on stretch ACKs"): with delayed ACKs both grow at about half the rate.
+    pub count_acks: bool,
     /// `tcp_wmem` [min, default, max] bytes: the send buffer (`sk_sndbuf`, in skb truesize)
     /// starts at default and `tcp_sndbuf_expand` grows it up to max; the application may keep
     /// at most that much memory written and not yet ACKed (sender/sndbuf.rs).
@@ -117,6 +121,7 @@ impl Default for TcpConfig {
             init_rwnd: None,
             legacy_drs: false,
             cc_generation: None,
+            count_acks: false,
             wmem: [4096, 16384, 4194304],
             delayed_ack: true,
             sack: true,

@@ -299,6 +299,7 @@ impl TcpSender {
         let mut sk = Sock::new(cfg.mss, cfg.init_cwnd);
         sk.rto_ns = cfg.initial_rto_ns;
         sk.rtt_tick_us = (cfg.rtt_granularity_ns / 1000).min(u32::MAX as u64) as u32;
+        sk.count_acks = cfg.count_acks;
         if cc.has_cong_control() {
             sk.pacing_status = PacingStatus::Needed;
         } else if cfg.pacing_default {
