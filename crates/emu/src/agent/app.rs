@@ -41,12 +41,12 @@ pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
     let mut due: u64 = 0;
     let (mut on, mut written, mut periods) = (false, 0u64, 0u64);
     // The socket took everything last time (or has signalled POLLOUT since): a send may go.
-    // A writer that retried send() on a timer instead let a cwnd-limited kernel socket hold
-    // twice its tcp_wmem (8.4 MB against 4 MiB: tcp_sendmsg appends to a partly sent tail skb
-    // without the memory check), so a blocked writer sends again only after POLLOUT, one
-    // send() per wake-up. That keeps the socket near two thirds of its buffer, less than a
-    // blocking write() holds (docs/fidelity.md, "Send buffers": a writer that fills the socket
-    // was tried and reverted).
+    // This is a blocking write()'s behaviour (tcp_sendmsg_locked / sk_stream_wait_memory):
+    // write until the socket is full (a short send or EAGAIN), then wait until poll reports
+    // it writable (a third of its buffer free, sk_stream_is_writeable) and fill it again.
+    // (Writing one 256-KiB send() per wake-up instead kept the socket near two thirds of its
+    // buffer: BBR at 100 Mbit/s, 100 ms then carried 66 Mbit/s where a blocking writer
+    // carries 90; docs/fidelity.md, "Send buffers".)
     let mut writable = true;
     loop {
         let now = mono_ns();
@@ -104,9 +104,8 @@ pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
         if r > 0 {
             written += r as u64;
             due = due.saturating_sub(r as u64);
-            // send again only once poll says the socket is writable (at least a third of
-            // its buffer free, sk_stream_is_writeable)
-            writable = false;
+            // a short send means the socket is full: wait for POLLOUT before the next
+            writable = r as u64 == want;
         } else if r < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
