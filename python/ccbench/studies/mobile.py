@@ -44,6 +44,14 @@ KNOWN: dict[str, str] = {
         "100 packets of buffering at the cap (the preset took the shallow end of the inferred "
         "20-100)"),
 }
+KNOWN["bloat"] = (
+    "Reno loses packets on both backends: a backlogged application's write goes past Linux's "
+    "default 4-MiB send buffer by what the window lets out at once (tcp_sendmsg_locked fills "
+    "the write queue's tail without the memory check while tcp_push_one sends it), so Reno's "
+    "slow start overflows the preset's buffer. Linux 6.18 on the emulator, HSPA+ preset, one "
+    "16-MiB Reno flow: 10.8 % of packets lost (simulator 16.8 %; 18.4 % with a writer of "
+    "256-KiB calls). The study's zero loss needs a deeper network buffer than the preset's "
+    "(docs/fidelity.md, \"Send buffers\")")
 KNOWN_REDUCED: dict[str, str] = {}
 
 

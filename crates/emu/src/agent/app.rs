@@ -27,6 +27,18 @@ pub struct AppSpec {
 /// at most rate × TICK).
 pub const APP_TICK_NS: u64 = 1_000_000;
 
+/// Bytes one `send()` may hand over: more than any send buffer, so that a backlogged writer
+/// gives the socket everything it would take in one call, as one blocking `write()` of a large
+/// buffer does. The size of the calls matters on Linux: `tcp_sendmsg_locked` checks the buffer
+/// (`sk_stream_memory_free`) only when it starts a new skb, and while the windows let the
+/// write queue's tail go out (`tcp_push_one`) a call keeps appending to it past the buffer.
+/// With 256-KiB calls a call that ended with its tail sent stopped at the next call's check:
+/// CUBIC with `tcp_wmem[2]` 256 KiB at 100 Mbit/s × 100 ms alternated 181-segment writes and
+/// full-window bursts (41.0 Mbit/s) where the simulator's one-write-per-wake-up application
+/// gives 53.7 (docs/fidelity.md, "Send buffers"). Untouched pages of the zeroed buffer map the
+/// kernel's zero page, so it costs no memory.
+pub const WRITE_CALL_BYTES: usize = 64 << 20;
+
 /// Write into the non-blocking socket `fd` as `app` says until its stop (or its byte count),
 /// driving the simulator's application model (`netmodel::app::AppModel`) by its own instants:
 /// at each one the application hands over what the model says (a chunk, or an unlimited
@@ -34,7 +46,7 @@ pub const APP_TICK_NS: u64 = 1_000_000;
 /// instant due, and the end of an on period drops what was not written by then.
 /// Returns (bytes written, on periods begun, error).
 pub fn app_write(fd: i32, app: &AppSpec) -> (u64, u64, Option<String>) {
-    let buf = vec![0u8; 1 << 18];
+    let buf = vec![0u8; WRITE_CALL_BYTES];
     let mut model = AppModel::new(app.rate_bps, app.onoff.map(|(on_ns, off_ns)| OnOff { on_ns, off_ns }), app.chunk);
     let mut next = Some(app.start);
     // bytes handed over by the application and not yet written (u64::MAX: a backlog)

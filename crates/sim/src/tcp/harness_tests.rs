@@ -31,6 +31,8 @@ struct Pipe {
     sent: Vec<(u64, DataSeg, bool)>,
     acks: Vec<(u64, AckSeg)>,
     states: Vec<(u64, CaState)>,
+    /// the sender's cwnd after each data transmission, in the order of `sent`
+    cwnd_at_send: Vec<u32>,
     now: u64,
 }
 
@@ -48,6 +50,7 @@ impl Pipe {
             next_id: 0,
             drop,
             sent: Vec::new(),
+            cwnd_at_send: Vec::new(),
             acks: Vec::new(),
             states: Vec::new(),
             now: 0,
@@ -69,6 +72,7 @@ impl Pipe {
         while let Some(d) = self.s.poll_transmit(now) {
             let dropped = (self.drop)(now, &d);
             self.sent.push((now, d, dropped));
+            self.cwnd_at_send.push(self.s.sample(now).cwnd);
             let depart = match self.rate_bps {
                 Some(r) => {
                     let start = self.link_free.max(now);
@@ -397,9 +401,11 @@ fn growing_window_acks_every_segment() {
     assert!(segs > 100 && acks * 10 <= segs * 6, "fixed: {acks} ACKs for {segs} segments");
 }
 
-/// Linux's send buffer: a small `tcp_wmem[2]` at a BDP above it limits the bytes written and not
-/// yet ACKed, so throughput falls to about the buffer's payload per RTT; the default 4 MiB does
-/// not limit a 100 Mbit/s × 100 ms flow.
+/// Linux's send buffer: a small `tcp_wmem[2]` at a BDP above it limits a paced sender's bytes
+/// written and not yet ACKed, so its throughput falls to about the buffer's payload per RTT. An
+/// unpaced sender's writes go past the buffer by what the windows let out at once
+/// (`tcp_push_one` on the write queue's tail, which `tcp_sendmsg_locked` fills without the
+/// memory check), never past its cwnd. The default 4 MiB does not limit a 100 Mbit/s × 100 ms flow.
 #[test]
 fn send_buffer_caps_unacked_data_and_throughput() {
     let run = |scheme: &str, wmem_max: u64| {
@@ -409,38 +415,52 @@ fn send_buffer_caps_unacked_data_and_throughput() {
         p.run_until(6_000 * MS);
         p
     };
-    let w = 262_144u64;
-    let p = run("cubic", w);
-    assert_eq!(p.s.sndbuf(), w, "the buffer grows to tcp_wmem[2] and no further");
-    // Never more unACKed payload than the buffer plus the one skb (64 KB size goal) that may
-    // start below it: the socket stops taking data once its truesize reaches sndbuf.
-    let goal = 45 * MSS;
-    let mut acked = 0;
-    let mut ai = 0;
-    let mut max_out = 0;
-    for (t, d, _) in p.data_sent() {
-        while ai < p.acks.len() && p.acks[ai].0 <= *t {
-            acked = acked.max(p.acks[ai].1.ack);
-            ai += 1;
+    // the most payload unACKed at any transmission, and the cwnd (segments) at that moment
+    let max_out = |p: &Pipe| {
+        let (mut acked, mut ai, mut m) = (0, 0, (0u64, 0u32));
+        for ((t, d, _), &cwnd) in p.sent.iter().zip(&p.cwnd_at_send).filter(|x| !x.0 .1.syn) {
+            while ai < p.acks.len() && p.acks[ai].0 <= *t {
+                acked = acked.max(p.acks[ai].1.ack);
+                ai += 1;
+            }
+            let out = d.seq + d.len as u64 - acked;
+            if out > m.0 {
+                m = (out, cwnd);
+            }
         }
-        max_out = max_out.max(d.seq + d.len as u64 - acked);
-    }
-    assert!(max_out <= w + goal, "{max_out} bytes unACKed with a {w}-byte buffer");
+        m
+    };
+    let rate = |p: &Pipe| {
+        let bytes = |t: u64| p.acks.iter().filter(|a| a.0 <= t).map(|a| a.1.ack).max().unwrap();
+        (bytes(6_000 * MS) - bytes(3_000 * MS)) as f64 * 8.0 / 3.0
+    };
+    let w = 262_144u64;
+    let goal = 45 * MSS;
+    // BBR paces: `tcp_pacing_check` stops the pushes after one skb, so the memory check holds.
+    let b = run("bbr", w);
+    assert_eq!(b.s.sndbuf(), w, "the buffer grows to tcp_wmem[2] and no further");
+    let (out, _) = max_out(&b);
+    // at most the buffer, the one skb (64 KB size goal) that may start below it and the one
+    // autosized skb a paced push may send (2 segments at this rate)
+    assert!(out <= w + goal + 2 * MSS, "{out} bytes unACKed with a {w}-byte buffer");
     // Throughput = unACKed payload / RTT (the link is idle half the time: no queue). The
     // application refills when a third of the buffer is free (queued ≤ 2/3 sndbuf) and stops
     // one skb above it, so the payload out is between 2/3 of the buffer less the skb heads
     // (832 B per 2-segment skb at this pacing rate: payload share 2896/3728) and w + goal.
-    let bytes = |t: u64| p.acks.iter().filter(|a| a.0 <= t).map(|a| a.1.ack).max().unwrap();
-    let rate = (bytes(6_000 * MS) - bytes(3_000 * MS)) as f64 * 8.0 / 3.0;
     let lo = (2 * w / 3) as f64 * 2896.0 / 3728.0 * 8.0 / 0.1;
-    let hi = (w + goal) as f64 * 8.0 / 0.1;
-    assert!((lo..=hi).contains(&rate), "{:.1} Mbit/s, expected {:.1}–{:.1}", rate / 1e6, lo / 1e6, hi / 1e6);
-    // BBR provisions 3× the window: the same cap, reached at a smaller cwnd.
-    let b = run("bbr", w);
-    assert_eq!(b.s.sndbuf(), w);
+    let hi = (w + goal + 2 * MSS) as f64 * 8.0 / 0.1;
+    let r = rate(&b);
+    assert!((lo..=hi).contains(&r), "bbr {:.1} Mbit/s, expected {:.1}–{:.1}", r / 1e6, lo / 1e6, hi / 1e6);
+    // CUBIC does not pace: a write that finds cwnd room puts all of it out past the buffer.
+    let c = run("cubic", w);
+    assert_eq!(c.s.sndbuf(), w);
+    let (out, cwnd) = max_out(&c);
+    assert!(out > 2 * w, "cubic: only {out} bytes unACKed with a {w}-byte buffer");
+    assert!(out <= cwnd as u64 * MSS, "cubic: {out} bytes unACKed with cwnd {cwnd}");
+    let r = rate(&c);
+    assert!(r > 1.5 * hi, "cubic {:.1} Mbit/s: no more than the buffer allows ({:.1})", r / 1e6, hi / 1e6);
     // Linux's default tcp_wmem (4 MiB) does not limit this path: the link is full.
     let d = run("cubic", 4 << 20);
-    let bytes = |t: u64| d.acks.iter().filter(|a| a.0 <= t).map(|a| a.1.ack).max().unwrap();
-    let rate = (bytes(6_000 * MS) - bytes(3_000 * MS)) as f64 * 8.0 / 3.0;
-    assert!(rate > 0.95 * 100e6 * 1448.0 / 1500.0, "default buffer: {:.1} Mbit/s", rate / 1e6);
+    let r = rate(&d);
+    assert!(r > 0.95 * 100e6 * 1448.0 / 1500.0, "default buffer: {:.1} Mbit/s", r / 1e6);
 }
