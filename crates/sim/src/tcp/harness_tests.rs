@@ -459,6 +459,25 @@ fn send_buffer_caps_unacked_data_and_throughput() {
     assert!(out <= cwnd as u64 * MSS, "cubic: {out} bytes unACKed with cwnd {cwnd}");
     let r = rate(&c);
     assert!(r > 1.5 * hi, "cubic {:.1} Mbit/s: no more than the buffer allows ({:.1})", r / 1e6, hi / 1e6);
+    // At 1 Gbit/s × 40 ms the pacing rate makes each push a whole 64 KB skb (tcp_tso_autosize
+    // 45 segments): no tail is left to append to, every skb is checked, and once past slow
+    // start CUBIC's writes stop at the 4 MiB buffer (Linux 6.18: ~2880 segments in flight, cwnd
+    // 4265). Without the rule the writes would fill the cwnd the slow start left.
+    let cfg = TcpConfig::default();
+    let mut f = Pipe::new("cubic", &cfg, None, 20 * MS, Some(1_000_000_000), no_drop());
+    f.run_until(4_000 * MS);
+    let (mut acked, mut ai, mut late) = (0, 0, 0u64);
+    for (t, d, _) in f.data_sent() {
+        while ai < f.acks.len() && f.acks[ai].0 <= *t {
+            acked = acked.max(f.acks[ai].1.ack);
+            ai += 1;
+        }
+        if *t > 2_000 * MS {
+            late = late.max(d.seq + d.len as u64 - acked);
+        }
+    }
+    assert!(late <= (4 << 20) + goal, "1 Gbit/s: {late} bytes unACKed with a 4-MiB buffer");
+    assert!(f.s.sample(f.now).cwnd as u64 * MSS > late + (1 << 20), "cwnd room was there to fill");
     // Linux's default tcp_wmem (4 MiB) does not limit this path: the link is full.
     let d = run("cubic", 4 << 20);
     let r = rate(&d);
