@@ -151,9 +151,10 @@ impl TcpSender {
     /// buffer, plus one full skb left unsent — as long as each push sends only part of the tail
     /// (`tcp_tso_autosize` below the size goal; at high pacing rates a push takes the whole
     /// 64 KB skb and the next one is checked: Linux 6.18 on the emulator, CUBIC at 1 Gbit/s ×
-    /// 40 ms with 4 MiB, stayed at ~2880 segments in flight with cwnd 4265). (Measured on Linux 6.18 with `ss -tmi`: Reno in
-    /// slow start over the HSPA+ preset with `tcp_wmem[2]` 4 MiB had `w` jump from 2.87 to
-    /// 9.30 MB in one write, unACKed from 1663 to 5540 segments, nothing unsent; docs/fidelity.md.)
+    /// 40 ms with 4 MiB, stayed at ~2880 segments in flight with cwnd 4265). Measured on Linux
+    /// 6.18 with `ss -tmi`: Reno in slow start over the HSPA+ preset with `tcp_wmem[2]` 4 MiB had
+    /// `w` jump from 2.87 to 9.30 MB in one write, unACKed from 1663 to 5540 segments, nothing
+    /// unsent (docs/fidelity.md, "Send buffers").
     /// TSQ would stop the pushes on a host whose NIC queue holds the packets; the emulator's
     /// TUN and veth devices orphan each skb, as the simulator's hosts do, so it never does there.
     pub(super) fn sndbuf_fill(&mut self) {
