@@ -155,8 +155,9 @@ impl TcpSender {
     /// 6.18 with `ss -tmi`: Reno in slow start over the HSPA+ preset with `tcp_wmem[2]` 4 MiB had
     /// `w` jump from 2.87 to 9.30 MB in one write, unACKed from 1663 to 5540 segments, nothing
     /// unsent (docs/fidelity.md, "Send buffers").
-    /// TSQ would stop the pushes on a host whose NIC queue holds the packets; the emulator's
-    /// TUN and veth devices orphan each skb, as the simulator's hosts do, so it never does there.
+    /// TSQ would stop the pushes on a host whose NIC queue holds the packets; it is not modelled,
+    /// and behind the emulator's TUN it did not bind (`tcp_limit_output_bytes` 16 KB changed
+    /// nothing).
     pub(super) fn sndbuf_fill(&mut self) {
         let goal = self.size_goal();
         let unsent = self.write_seq.saturating_sub(self.sk.snd_nxt);
