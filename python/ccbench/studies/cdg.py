@@ -28,26 +28,9 @@ INTRO = ("R. Al-Saadi, *A Hybrid Loss-Delay Gradient Congestion Control Algorith
          "FreeBSD's `cc_cdg`; HLDG is ccbench's implementation from the thesis text "
          "(docs/hldg.md). The thesis gives its results as figures and trends: each row states "
          "the trend and ccbench's measured value.")
-KNOWN: dict[str, str] = {
-    "h10-stay": (
-        "HLDG leaves LOSS mode when its RTT_base window (M6, 30 s) ends while CUBIC still holds "
-        "the queue: the window's minimum is then a queue-inflated sample (RTT_ebase 22 ms before, "
-        "203 ms after the window ends 60.7 s into the run, first seed), the measured queueing "
-        "delay drops to near zero, the detection ring empties and HLDG returns to DELAY at "
-        "60.7 s, re-entering LOSS only for a second or less (81.3, 84.6, 95.0, 98.3, 108.9 s); "
-        "the RTT_base probe (cwnd x 0.8) cannot drain a queue CUBIC keeps full. With a lifetime "
-        "minimum (rtt_base_window_s 0) the same run stays in LOSS or PROBE for all of 35-120 s "
-        "(1.00). docs/hldg.md reports the same re-learning at 240 ms against CUBIC"),
-}
+KNOWN: dict[str, str] = {}
 Q_TH_MS = 100.0  # HLDG's queuing-delay threshold of the mode detection (q_th_ms)
-KNOWN_REDUCED: dict[str, str] = {
-    "h11": (
-        "one run at one point cannot show it: at 12 Mbit/s, 40 ms, 8 BDP HLDG's share is "
-        "0.108 ± 0.006 against CDG's 0.024 over 5 seeds (4.5 times CDG's, but less than 0.1 "
-        "above it); over the E4 grid's points where CUBIC's queue stays above Q_th (40 ms x "
-        "8 BDP, 240 ms x 4 and 8 BDP, 1.5-25 Mbit/s, 5 seeds) HLDG gets 0.208 against CDG's "
-        "0.033 (docs/fidelity.md, benches/algo_fidelity.py hldg-e4)"),
-}
+KNOWN_REDUCED: dict[str, str] = {}
 # ... only at the medium and full scales, whose grids reach the long RTTs and the other rates
 # (the CI scale runs 10 ms / 12 Mbit/s points where these hold)
 KNOWN_LARGE: dict[str, str] = {
@@ -283,7 +266,8 @@ MODE_DELAY, MODE_LOSS, MODE_PROBE = 0, 1, 2  # HLDG's `mode` sample (crates/sim/
 
 def h10_table(ctx: Ctx) -> pl.DataFrame:
     """H10: HLDG's mode, queueing delay and throughput before, during and after the CUBIC flow
-    (phases from 5 s after each change), the first LOSS entry and the first PROBE."""
+    (phases from 5 s after each change; after CUBIC, from 5 s after HLDG's return to DELAY
+    mode), the first LOSS entry, the first PROBE and the return to DELAY."""
     rows = []
     for r, d in _runs(ctx, "h10"):
         exp = experiment(d)
@@ -296,8 +280,18 @@ def h10_table(ctx: Ctx) -> pl.DataFrame:
         def first(mode: int, after: float) -> float:
             s = f.filter((pl.col("cc_mode") == mode) & (pl.col("time_ns") >= after))
             return float(s["time_ns"][0]) if s.height else float("nan")
+        # The return to DELAY once CUBIC has left: the sample after the last one in LOSS or
+        # PROBE mode (the thesis: CUBIC's growth soon causes a loss, PROBE sees a low queue).
+        post = f.filter(pl.col("time_ns") >= c1)
+        busy = post.filter(pl.col("cc_mode") != MODE_DELAY)
+        back = c1
+        if busy.height:
+            later = post.filter(pl.col("time_ns") > busy["time_ns"][-1])
+            back = float(later["time_ns"][0]) if later.height else float("nan")
+        via_probe = bool((post.filter(pl.col("time_ns") < back)["cc_mode"] == MODE_PROBE).any()) \
+            if busy.height else True
         for phase, (t0, t1) in {"alone": (5.0, c0), "with CUBIC": (c0 + 5, c1),
-                                "after CUBIC": (c1 + 5, end)}.items():
+                                "after CUBIC": (back + 5, end)}.items():
             s = f.filter((pl.col("time_ns") >= t0) & (pl.col("time_ns") < t1))
             tp = window_flow_tput(d, t0, t1)
             rows.append({"repeat": r["repeat"], "phase": phase,
@@ -306,7 +300,8 @@ def h10_table(ctx: Ctx) -> pl.DataFrame:
                          "qdelay_ms": queue_window(d, _bl(exp), t0, t1)["backlog_bytes"] * 8 / rate * 1e3,
                          "tput": tp[0], "cubic_tput": tp[1],
                          "loss_entry_after_s": first(MODE_LOSS, c0) - c0,
-                         "probe_after_loss_s": first(MODE_PROBE, c0) - first(MODE_LOSS, c0)})
+                         "probe_after_loss_s": first(MODE_PROBE, c0) - first(MODE_LOSS, c0),
+                         "delay_after_stop_s": back - c1, "back_via_probe": float(via_probe)})
     return pl.DataFrame(rows)
 
 
@@ -695,7 +690,8 @@ def _h10(ctx: Ctx, out: Output) -> None:
     phases = ["alone", "with CUBIC", "after CUBIC"]
     out.tables.append(Table(
         "H10: mode switching (HLDG alone, CUBIC from 30 to 120 s, 12 Mbit/s, 10 ms, 250-packet "
-        "FIFO, Q_th = 50 ms, m = 4), each phase from 5 s after its change",
+        "FIFO, Q_th = 50 ms, m = 4), each phase from 5 s after its change (after CUBIC: from "
+        "5 s after HLDG is back in DELAY mode)",
         ["phase", "time in DELAY", "time in LOSS or PROBE", "queueing delay ms", "HLDG Mbit/s",
          "CUBIC Mbit/s"],
         [[p] + [_m(h, c, phase=p) for c in ("delay_frac", "loss_probe_frac", "qdelay_ms", "tput", "cubic_tput")]
@@ -703,13 +699,16 @@ def _h10(ctx: Ctx, out: Output) -> None:
     qa, qb = _m(h, "qdelay_ms", phase="alone"), _m(h, "qdelay_ms", phase="after CUBIC")
     da = _m(h, "delay_frac", phase="after CUBIC")
     le, pr = _m(h, "loss_entry_after_s"), _m(h, "probe_after_loss_s")
+    bk, vp = _m(h, "delay_after_stop_s"), _m(h, "back_via_probe")
     out.checks.append(Check(
         "H10: HLDG alone runs in DELAY mode with a queue of a few milliseconds, enters LOSS mode "
         "within a few seconds of CUBIC's start, probes (PROBE) no sooner than the dwell time (5 s) "
-        "after, and is back in DELAY mode with a short queue once CUBIC has left",
-        qa < 5 and qb < 5 and da == 1.0 and le < 5 and pr >= 5,
+        "after, and once CUBIC has left is back in DELAY mode with a short queue (its own CUBIC "
+        "growth soon causes a loss, and the PROBE that follows sees a low queue)",
+        qa < 5 and qb < 5 and da == 1.0 and le < 5 and pr >= 5 and vp == 1.0 and bk == bk,
         f"queueing delay {qa:.1f} ms alone, {qb:.1f} ms after CUBIC (in DELAY {da:.2f} of the "
-        f"time); LOSS {le:.1f} s after CUBIC's start, first PROBE {pr:.1f} s after that",
+        f"time); LOSS {le:.1f} s after CUBIC's start, first PROBE {pr:.1f} s after that; back in "
+        f"DELAY {bk:.1f} s after CUBIC's stop{' through a PROBE' if vp == 1.0 else ''}",
         known=known(ctx, "h10-switch")))
     lw = _m(h, "loss_probe_frac", phase="with CUBIC")
     out.checks.append(Check(

@@ -1,7 +1,7 @@
 //! HLDG — Hybrid Loss-Delay Gradient congestion control, as specified by R. Al-Saadi, "A Hybrid
 //! Loss-Delay Gradient Congestion Control Algorithm for the Internet", PhD thesis, Swinburne
 //! University of Technology, 2019 (Ch. 5–6). Where the thesis is ambiguous or misprinted the
-//! implementation follows the decisions D1–D34 listed in docs/hldg.md; every such choice below
+//! implementation follows the decisions D1–D35 listed in docs/hldg.md; every such choice below
 //! cites its decision.
 //!
 //! Mechanisms (docs/hldg.md): M1 gradients against cycle n−2 after a back-off; M2 γ-packet spurious
@@ -74,6 +74,7 @@ pub static PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "bdp_backoff", default: 1.0, doc: "back off to λ·BDP (M5); 0 = always beta_delay·cwnd" },
     ParamInfo { name: "rtt_base_window_s", default: 30.0, doc: "RTT_base window W_rtt (M6); 0 = lifetime minimum, no probe" },
     ParamInfo { name: "rtt_base_probe_factor", default: 0.8, doc: "RTT_base probe: cwnd ← factor·cwnd, ssthresh ← old cwnd" },
+    ParamInfo { name: "rtt_base_relearn_in_loss", default: 0.0, doc: "D35: 1 = the RTT_base window also re-learns in LOSS and PROBE mode, where nothing drains the competitor's queue (0: the window restarts and RTT_ebase is kept)" },
     ParamInfo { name: "modes", default: 1.0, doc: "DELAY/LOSS/PROBE mode switching (M10)" },
     ParamInfo { name: "q_th_ms", default: 100.0, doc: "queuing-delay threshold Q_th (ms) of the detection heuristic" },
     ParamInfo { name: "m", default: 4.0, doc: "detection ring length (cycles)" },
@@ -119,6 +120,8 @@ pub struct HldgParams {
     pub bdp_backoff: bool,
     pub rtt_base_window_us: u64,
     pub probe_factor: f64,
+    /// D35: re-learn RTT_base at a window end in LOSS and PROBE mode too.
+    pub relearn_in_loss: bool,
     pub modes: bool,
     pub q_th_us: i64,
     pub m: usize,
@@ -159,6 +162,7 @@ impl Default for HldgParams {
             bdp_backoff: true,
             rtt_base_window_us: 30_000_000,
             probe_factor: 0.8,
+            relearn_in_loss: false,
             modes: true,
             q_th_us: 100_000,
             m: 4,
@@ -400,6 +404,7 @@ impl Hldg {
             bdp_backoff: p.bool("bdp_backoff", true)?,
             rtt_base_window_us: (p.float("rtt_base_window_s", 30.0, 0.0, 1e6)? * 1e6) as u64,
             probe_factor: p.float("rtt_base_probe_factor", 0.8, 0.01, 1.0)?,
+            relearn_in_loss: p.bool("rtt_base_relearn_in_loss", false)?,
             modes: p.bool("modes", true)?,
             q_th_us: (p.float("q_th_ms", 100.0, 0.0, 1e6)? * 1000.0) as i64,
             m: p.int("m", 4, 1, 1024)? as usize,
@@ -710,6 +715,13 @@ impl Hldg {
         }
         if self.p.rtt_base_window_us > 0 && sk.now_us >= self.t_begin_us + self.p.rtt_base_window_us {
             self.t_begin_us = sk.now_us;
+            if self.mode != MODE_DELAY && !self.p.relearn_in_loss {
+                // D35: in LOSS mode CUBIC owns the window and no probe runs; in PROBE mode the
+                // window is already 2 MSS and the queue is the competitor's. Nothing drains it,
+                // so a sample taken now would make the queue the base (and empty the detection
+                // ring). The window restarts with RTT_ebase kept.
+                return;
+            }
             self.base_pending = true;
             if self.mode != MODE_LOSS && !self.in_recovery(sk) && sk.cwnd >= 1 {
                 sk.ssthresh = sk.cwnd;
@@ -968,7 +980,7 @@ impl CongestionControl for Hldg {
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "hldg",
     description: "HLDG: CDG-based hybrid: gradients vs cycle n-2 after a back-off, gamma-packet filter, weighted moving average, ZSGW, back-off to 0.95·BDP, accumulated probability, DELAY/LOSS(CUBIC)/PROBE modes, ACK-train slow start",
-    source: "R. Al-Saadi, A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the Internet, PhD thesis, Swinburne University of Technology 2019 (Ch. 5-6); reading decisions D1-D34 in docs/hldg.md",
+    source: "R. Al-Saadi, A Hybrid Loss-Delay Gradient Congestion Control Algorithm for the Internet, PhD thesis, Swinburne University of Technology 2019 (Ch. 5-6); reading decisions D1-D35 in docs/hldg.md",
     params: PARAMS,
     make: |p| Ok(Box::new(Hldg::from_params(p)?)),
 }];
@@ -1219,6 +1231,37 @@ mod tests {
         sk.packets_out = 4;
         h.cwnd_event(&mut sk, CaEvent::CompleteCwr);
         assert_eq!(sk.cwnd, 5);
+    }
+
+    #[test]
+    fn rtt_base_window_relearns_with_its_probe_not_in_loss_mode() {
+        // W_rtt = 30 s. In DELAY mode the window's end cuts cwnd by 0.8 (the probe) and the
+        // next sample becomes RTT_ebase. In LOSS mode (CUBIC owns the window, no probe) and in
+        // PROBE mode (2 MSS, the competitor's queue) the window restarts with RTT_ebase kept
+        // (D35) — a queue-inflated sample would otherwise become the base;
+        // `rtt_base_relearn_in_loss` brings back re-learning (and PROBE's cut) there.
+        for (relearn, mode, want_base, want_cwnd) in [
+            (false, MODE_DELAY, 140_000, 80),
+            (false, MODE_LOSS, 40_000, 100),
+            (false, MODE_PROBE, 40_000, 100),
+            (true, MODE_LOSS, 140_000, 100),
+            (true, MODE_PROBE, 140_000, 80),
+        ] {
+            let mut h = Hldg::new(HldgParams { relearn_in_loss: relearn, ..Default::default() });
+            let mut sk = sock(100, 50);
+            h.init(&mut sk);
+            h.p.g_ms = 1e9; // no delay back-offs
+            h.update_rtt_base(&mut sk, 40_000);
+            assert_eq!(h.rtt_ebase, 40_000);
+            h.mode = mode;
+            sk.now_us += 30_000_000;
+            h.update_rtt_base(&mut sk, 140_000); // the window ends on this ACK
+            assert_eq!(sk.cwnd, want_cwnd, "relearn {relearn} mode {mode}");
+            sk.now_us += 1000;
+            h.update_rtt_base(&mut sk, 140_000); // the first sample after the window's end
+            assert_eq!(h.rtt_ebase, want_base, "relearn {relearn} mode {mode}");
+            assert_eq!(h.t_begin_us, sk.now_us - if want_base == 40_000 { 1000 } else { 0 });
+        }
     }
 
     #[test]
