@@ -75,8 +75,11 @@ def test_hldg_switches_to_loss_mode_against_cubic_and_back_after_it_stops(tmp_pa
     queue, LOSS mode 1 s later; PROBE episodes at losses ≥ 5 s apart; once CUBIC has gone the
     queue drains and HLDG is in DELAY mode. Measured: LOSS from ≈ 7 s, mode samples over 10–30 s
     are LOSS (1) or PROBE (2) only, HLDG 5.3 vs CUBIC 6.7 Mbit/s over 10–35 s (CDG in the same
-    setting gets < 1 Mbit/s), DELAY (0) in every sample after 40 s, the queue back to a few packets
-    by 50 s and ≥ 90 % of the link."""
+    setting gets < 1 Mbit/s), the queue back to a few packets by 50 s and ≥ 90 % of the link.
+    Once CUBIC has gone HLDG stays in LOSS mode (its RTT_base kept, D35) until its own CUBIC
+    growth meets a loss and the PROBE that follows sees a low queue: DELAY from 44.0–45.3 s over
+    seeds 1–5, in every sample after 47 s (before D35 the RTT_base window re-learned CUBIC's
+    queue as the base and HLDG left LOSS mode before CUBIC stopped)."""
     exp = experiment([{"scheme": "hldg", "flows": 1, "direction": "->", "params": {"q_th_ms": 50}},
                       {"scheme": "cubic", "flows": 1, "direction": "->", "start": "5s",
                        "stop": "35s"}],
@@ -89,7 +92,8 @@ def test_hldg_switches_to_loss_mode_against_cubic_and_back_after_it_stops(tmp_pa
     assert (mode_comp == 1).mean() > 0.7, f"LOSS fraction {(mode_comp == 1).mean():.2f}"
     hldg = delivered_mbps(res, 0, 10, 35)
     assert hldg > 3.0, f"HLDG got {hldg:.2f} of 12 Mbit/s against CUBIC"
-    mode_after = cc_series(res, 0, "mode", 40, 60)
+    assert (cc_series(res, 0, "mode", 35, 47) == 2).any(), "back through a PROBE"
+    mode_after = cc_series(res, 0, "mode", 47, 60)
     assert (mode_after == 0).all(), "back in DELAY mode after CUBIC stopped"
     # How fast the standing queue drains depends on HLDG's state at the instant CUBIC leaves
     # (LOSS mode with a large window, or DELAY with a small one), which is chaotic: over
