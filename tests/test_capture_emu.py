@@ -13,6 +13,7 @@ import pytest
 import ccbench
 from ccbench.capture.export import host_addresses
 from ccbench.capture.scan import ip_to_int, read_capture
+from simhelp import assert_imported_summary, capture_blind_bytes
 from test_emu import _why_not
 
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
@@ -58,22 +59,10 @@ def test_import_gives_the_run_back(run, tmp_path):
     was dropped or still in flight when the capture stopped (importer.py counts it in flight).
     Those bytes ("blind") move from bytes_dropped to bytes_in_flight_end, and nothing else."""
     imp = ccbench.import_pcap(run.path / "pcap", tmp_path / "imp")
-    pk = run.packets
-    last = pk.filter(pl.col("arrival_ns").is_not_null()).group_by("flow").agg(
-        pl.col("sent_ns").max().alias("last"))
-    blind = dict(pk.join(last, on="flow").filter(
-        (pl.col("drop_reason") != "none") & (pl.col("sent_ns") >= pl.col("last"))).group_by("flow").agg(
-        pl.col("size").cast(pl.Int64).sum()).iter_rows())
+    blind = capture_blind_bytes(run)
     for g in ("per-flow", "total"):
-        a = ccbench.analyze(run, g).summary
-        b = ccbench.analyze(imp, g).summary
-        for col in ("avg_tput_mbps", "mean_delay_ms", "p95_delay_ms", "bytes_sent"):
-            assert (a[col] - b[col]).abs().max() < 1e-9, (g, col)
-        n = pl.Series([sum(blind.get(f, 0) for f in fl) for fl in a["flows"]])
-        assert (b["bytes_dropped"] - (a["bytes_dropped"] - n)).abs().max() == 0, (g, n)
-        assert (b["bytes_in_flight_end"] - (a["bytes_in_flight_end"] + n)).abs().max() == 0, (g, n)
-        want = (a["bytes_dropped"] - n) / a["bytes_sent"] * 100
-        assert (b["loss_pct"] - want).abs().max() < 1e-9, g
+        assert_imported_summary(ccbench.analyze(run, g).summary, ccbench.analyze(imp, g).summary,
+                                blind)
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")

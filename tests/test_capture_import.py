@@ -16,6 +16,7 @@ import ccbench
 from ccbench.capture.export import CaptureError
 from ccbench.capture.importer import import_pcap
 from ccbench.capture.scan import read_capture
+from simhelp import assert_imported_summary, capture_blind_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,10 +59,16 @@ def test_round_trip_gives_the_same_metrics(sim, tmp_path):
     # packets sent in the same nanosecond by different flows have no order on the wire
     order = ["sent_ns", "flow", "seq", "retrans"]
     assert imp.packets.select(keep).sort(order).equals(sim.packets.select(keep).sort(order))
+    # every metric exactly, but for drops sent after a flow's last delivered packet, which a
+    # capture cannot tell from packets in flight (the importer counts them in flight)
+    blind = capture_blind_bytes(sim)
     for g in GROUPINGS:
         a = ccbench.analyze(sim, g).summary
         b = ccbench.analyze(imp, g).summary
-        assert a.equals(b), g
+        if not blind:
+            assert a.equals(b), g
+        assert_imported_summary(a, b, blind, exact=[c for c in a.columns if c not in (
+            "bytes_dropped", "bytes_in_flight_end", "loss_pct")])
     # the flows table: what a capture shows equals the simulator's own records
     for f in range(3):
         fa = sim.flows.filter((pl.col("flow") == f) & (pl.col("min_rtt_us") > 0))

@@ -107,7 +107,9 @@ LARGE_BDP = dict(rate="1Gbit", delay="23ms", side_rate="10Gbit", queue="0.2bdp",
 
 @pytest.fixture(scope="module")
 def reno_large_bdp(tmp_path_factory):
-    exp = experiment([{"scheme": "reno", "flows": 1, "direction": "->"}], duration=60, **LARGE_BDP)
+    # 100 s: Reno's regain (theory ≈ 105 s) is censored by the run's end, and the bound must
+    # stay above 3 × the others' slowest episode (HighSpeed's twice-cut slow-start exit, ≈ 23 s)
+    exp = experiment([{"scheme": "reno", "flows": 1, "direction": "->"}], duration=100, **LARGE_BDP)
     return run(tmp_path_factory.mktemp("reno_large"), exp)
 
 
@@ -120,7 +122,8 @@ def test_fast_recovery_of_the_window_on_a_large_bdp_path(tmp_path, reno_large_bd
     after its first loss (at the end of slow start, W ≈ 4200). Expected for the others (kernel
     arithmetic): Scalable −1/8 then +1 %/RTT ⇒ ln(8/7)/ln(1.01) ≈ 13 RTTs ≈ 0.7 s; HighSpeed
     b(5000) = 62/256, a(5000) = 20 per ACK-window (10 per RTT with delayed ACKs) ⇒ ≈ 120 RTTs ≈ 6 s
-    (its first decrease, made before any CA ACK set the table row, is a halving ⇒ ≈ 14 s);
+    (its first decrease, made before any CA ACK set the table row, is a halving ⇒ ≈ 14 s, ≈ 23 s
+    when the slow-start overshoot's recovery cuts twice);
     H-TCP β ∈ [0.5, 0.8] and α growing with the time since the loss (scaled by 50/100 ms) ⇒ ≈ 7–11 s.
     "Several times shorter" is asserted as at least 3× shorter than Reno's, for every episode.
     """
@@ -132,7 +135,10 @@ def test_fast_recovery_of_the_window_on_a_large_bdp_path(tmp_path, reno_large_bd
     reno_lower_bound = reno_regain if reno_regain is not None else r_reno["t"][-1] - t0
     assert reno_lower_bound >= 45.0, reno  # theory ≈ 105 s
 
-    exp = experiment([{"scheme": scheme, "flows": 1, "direction": "->"}], duration=40, **LARGE_BDP)
+    # 60 s: the slow-start overshoot's recovery cuts once or twice depending on the loss
+    # pattern (HighSpeed's ssthresh 2110 or 1051 over seeds 1-3, with PSH ACKs or without), and
+    # the twice-cut first episode takes ~23 s to regain, so 40 s could leave one judged episode.
+    exp = experiment([{"scheme": scheme, "flows": 1, "direction": "->"}], duration=60, **LARGE_BDP)
     r = flow_rows(run(tmp_path, exp))
     eps = regain_times(r)
     # Episodes that leave at least 15 s to recover before the run ends must all recover.
@@ -231,7 +237,7 @@ def test_westwood_ssthresh_is_bandwidth_times_min_rtt(tmp_path):
     exp = experiment([{"scheme": "westwood", "flows": 1, "direction": "->"}], duration=60,
                      rate="100Mbit", delay="8ms", queue="2bdp", packets=False)
     r = flow_rows(run(tmp_path, exp))
-    judged = 0
+    judged, bws = 0, []
     for i, j in reduction_episodes(r):
         if j is None or r["t"][i] < 5.0:  # skip the slow-start exit: bw_est still converging
             continue
@@ -243,12 +249,15 @@ def test_westwood_ssthresh_is_bandwidth_times_min_rtt(tmp_path):
         # end of recovery and the sample (≤ 10 ms later): allow 1 % + 1 packet.
         assert abs(ss - pipe) <= 0.01 * pipe + 1, (r["t"][j], ss, pipe)
         assert abs(ss - r["bw_rttmin"][j]) <= 0.01 * ss + 1
-        # The estimate is the path's payload rate (the link is saturated), so ssthresh is the
-        # pipe size, not Reno's half window.
-        assert bw_bps == pytest.approx(100e6 * MSS / WIRE, rel=0.02)
+        bws.append(bw_bps)
         assert 19 <= rtt_min_ms <= 22
         assert ss <= 0.45 * w_pre, (ss, w_pre)
         # After recovery cwnd = ssthresh.
         assert r["cwnd"][j] == pytest.approx(ss, abs=max(2, 0.02 * ss))
         judged += 1
     assert judged >= 1, reduction_episodes(r)
+    # The estimate is the path's payload rate (the link is saturated), so ssthresh is the pipe
+    # size, not Reno's half window. One episode's value is one sample of Westwood+'s filter,
+    # which moves by ~1 % between episodes (96.6, 95.9, 94.6, 95.4 Mbit/s at 16.6, 30.1, 43.6,
+    # 57.2 s): the mean over the episodes is the estimate.
+    assert sum(bws) / len(bws) == pytest.approx(100e6 * MSS / WIRE, rel=0.02), bws

@@ -149,13 +149,17 @@ def test_one_way_delay_follows_the_schedule(tmp_path):
     pk = res.packets.filter(pl.col("arrival_ns").is_not_null())
     sent = pk["sent_ns"].to_numpy()
     owd = (pk["arrival_ns"] - pk["sent_ns"]).to_numpy()
-    sched = [10 * MS if (t // 10**9) % 2 == 0 else 50 * MS for t in sent]
+    def sched_at(t):
+        return 10 * MS if (t // 10**9) % 2 == 0 else 50 * MS
     after_fall = [(t % (2 * 10**9)) < 50 * MS and t >= 2 * 10**9 for t in sent]
     n_ok = 0
-    for s, d, af in zip(sched, owd, after_fall):
-        assert d >= s - 1, (s, d)
+    for t, d, af in zip(sent, owd, after_fall):
+        # the delay applies from the moment the packet leaves the serialiser, up to 1.3 ms
+        # after it was sent: one sent just before a rising edge may leave after it
+        s, s_late = sched_at(t), sched_at(t + 1_300_000)
+        assert d >= min(s, s_late) - 1, (s, d)
         if not af:
-            assert d - s < 1_300_000, (s, d)
+            assert d - s < 1_300_000 or d - s_late < 1_300_000, (t, s, d)
             n_ok += 1
     assert n_ok > 0.9 * len(owd)
     # The materialised schedule and the switch instants as applied are in the metadata.

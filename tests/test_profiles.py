@@ -284,3 +284,34 @@ def test_cwnd_growth_counts_acks_before_3_13(tmp_path):
     per_ack = _goodput_bps(tmp_path, {"profile": "linux-3.10"}, **kw)
     per_pkt = _goodput_bps(tmp_path, {"profile": "linux-3.10", "count-acks": False}, **kw)
     assert per_pkt > 1.08 * per_ack, (per_ack, per_pkt)
+
+
+def _acks_and_data(tmp_path, tcp: dict, **kw) -> tuple[int, int, int]:
+    """(pure ACKs of the receiver, data segments, data segments with PSH) in b1's capture."""
+    from ccbench.capture.scan import read_capture
+    res = ccbench.run(_exp(tcp, **kw), tmp_path / str(abs(hash(str(tcp) + str(kw)))), pcap=80)
+    pk, _ = read_capture(res.path / "pcap" / "b1.pcapng")
+    pk = pk.filter(pl.col("proto") == 6)
+    data = pk.filter(pl.col("payload") > 0)
+    acks = pk.filter((pl.col("payload") == 0) & (pl.col("dst") == data["src"][0])
+                     & ((pl.col("flags") & 0x07) == 0))
+    return acks.height, data.height, int(((data["flags"] & 0x08) > 0).sum())
+
+
+def test_push_ack_since_6_6_acks_each_write_of_a_paced_application(tmp_path):
+    """An application writing one MSS at a time (2 Mbit/s on a 10 Mbit/s path) ends every
+    write with PSH; since 6.6 (4720852ed9af) the receiver ACKs such a full-sized segment once
+    read, so every segment is ACKed; before, and with `push-ack: false`, pairs share an ACK
+    (or the 40-ms timer ACKs a lone one)."""
+    kw = dict(duration=3, central={"rate": "10Mbit", "delay": "10ms"},
+              flows=[{"scheme": "reno", "app-rate": "2Mbit"}])
+    assert _exp({"profile": "linux-3.10"})["tcp"]["push_ack"] is False
+    assert "push_ack" not in _exp({"profile": "current"})["tcp"]
+    acks, data, psh = _acks_and_data(tmp_path, {}, **kw)
+    # the chunks due during the handshake go into the socket as one write (4 segments, one PSH)
+    assert data > 400 and psh == data - 3, (data, psh)
+    assert acks >= data - 2, (acks, data)
+    acks_off, data_off, _ = _acks_and_data(tmp_path, {"push-ack": False}, **kw)
+    assert data_off == data
+    assert acks_off < 0.7 * data_off, (acks_off, data_off)
+    assert _acks_and_data(tmp_path, {"profile": "linux-3.10"}, **kw)[0] < 0.7 * data

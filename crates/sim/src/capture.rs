@@ -25,7 +25,8 @@
 //! * IP id: a per-direction counter of each connection (Linux's per-socket `inet_id` with DF
 //!   set); ECN: the packet's codepoint *at that capture point* (CE after a marking queue); ECE
 //!   and CWR flags as the simulator sets them, ECE|CWR on a SYN and ECE on a SYN-ACK when the
-//!   connection negotiates ECN (RFC 3168 §6.1.1).
+//!   connection negotiates ECN (RFC 3168 §6.1.1); PSH on the data segments that end an application write,
+//!   as the simulated sender marks them.
 //!
 //! Payload bytes are zeros. With `snaplen` 0 they are written in full; otherwise each packet
 //! is cut to `snaplen` bytes (the lengths on the wire stay in the headers and in the block's
@@ -38,7 +39,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use pcap::decode::{ACK, CWR, ECE, SYN};
+use pcap::decode::{ACK, CWR, ECE, PSH, SYN};
 use pcap::synth::{self, SynOpts, TcpSeg};
 use pcap::writer::PcapngWriter;
 
@@ -299,7 +300,7 @@ impl Capture {
                     src: c.src, dst: c.dst, ip_id: s.ip_id, ecn, ttl: 64, sport: c.sport, dport: c.dport,
                     seq: if d.syn { c.isn_s } else { c.isn_s.wrapping_add(1).wrapping_add(d.seq as u32) },
                     ack: if d.syn { 0 } else { c.isn_r.wrapping_add(1) },
-                    flags: if d.syn { SYN | if c.ecn { ECE | CWR } else { 0 } } else { ACK | if d.cwr { CWR } else { 0 } },
+                    flags: if d.syn { SYN | if c.ecn { ECE | CWR } else { 0 } } else { ACK | if d.cwr { CWR } else { 0 } | if d.psh { PSH } else { 0 } },
                     window: if d.syn { c.syn_window } else { c.window },
                     ts: Some((Self::ms(d.tsval_ns, c.ts_off_s), if d.syn { 0 } else { s.tsecr })),
                     sack: &[], syn, payload: d.len,

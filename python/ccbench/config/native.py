@@ -26,7 +26,7 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
-TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("adv-win-scale"), Key("init-rwnd"), Key("drs"), Key("cc-generation"), Key("count-acks"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
+TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("adv-win-scale"), Key("init-rwnd"), Key("drs"), Key("cc-generation"), Key("count-acks"), Key("push-ack"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
             Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("early-retransmit"), Key("sack-compression"), Key("profile"),
             Key("pacing")]
@@ -177,6 +177,8 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
             tcp["cc_generation"] = g
     if "count-acks" in t:
         tcp["count_acks"] = get(t, "count-acks", parse_bool, errs, False)
+    if "push-ack" in t:
+        tcp["push_ack"] = get(t, "push-ack", parse_bool, errs, True)
     if "drs" in t:
         dv, dpath = t["drs"]
         if isinstance(dv, str) and dv.strip().lower() in ("legacy", "current"):

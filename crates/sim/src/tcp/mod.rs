@@ -58,6 +58,11 @@ pub struct TcpConfig {
     /// ("tcp: properly handle stretch acks in slow start") and 3.19 ("tcp: fix the timid
     /// additive increase on stretch ACKs"): with delayed ACKs both grow at about half the rate.
     pub count_acks: bool,
+    /// The receiver ACKs a full-sized segment carrying PSH as soon as its application has read
+    /// it (`ICSK_ACK_PUSHED` set in `tcp_measure_rcv_mss`, sent by `tcp_cleanup_rbuf`), as Linux
+    /// since 6.6 ("tcp: fix delayed ACKs for MSS boundary condition", 4720852ed9af, also in the
+    /// stable trees); false = it waits for its pair or the delayed-ACK timer, as before.
+    pub push_ack: bool,
     /// `tcp_wmem` [min, default, max] bytes: the send buffer (`sk_sndbuf`, in skb truesize)
     /// starts at default and `tcp_sndbuf_expand` grows it up to max; the application may keep
     /// at most that much memory written and not yet ACKed (sender/sndbuf.rs).
@@ -122,6 +127,7 @@ impl Default for TcpConfig {
             legacy_drs: false,
             cc_generation: None,
             count_acks: false,
+            push_ack: true,
             wmem: [4096, 16384, 4194304],
             delayed_ack: true,
             sack: true,
@@ -184,6 +190,9 @@ pub struct DataSeg {
     pub ce: bool,
     /// TCP CWR flag (the sender reduced its window after an ECE).
     pub cwr: bool,
+    /// TCP PSH flag: the last segment of an application write (`tcp_push` → `tcp_mark_push`),
+    /// or of half the largest window offered within a long one (`forced_push`).
+    pub psh: bool,
 }
 
 impl DataSeg {

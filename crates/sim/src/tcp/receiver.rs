@@ -396,6 +396,10 @@ pub struct TcpReceiver {
     lrcvtime: u64,
     ack_scheduled: bool,
     ack_now: bool,
+    /// `ICSK_ACK_PUSHED`: a full-sized segment carried PSH since the last ACK.
+    pushed: bool,
+    /// `TcpConfig::push_ack`.
+    push_ack: bool,
     /// An ACK must be emitted by the next `poll_ack`.
     send_pending: bool,
     delack_timer: Option<u64>,
@@ -447,6 +451,8 @@ impl TcpReceiver {
             lrcvtime: 0,
             ack_scheduled: false,
             ack_now: false,
+            pushed: false,
+            push_ack: cfg.push_ack,
             send_pending: false,
             delack_timer: None,
             compressed_ack_rcv_nxt: 0,
@@ -497,6 +503,11 @@ impl TcpReceiver {
                 self.set_dsack(seq, self.rcv_nxt);
             }
             self.rcv_nxt = end;
+            // tcp_measure_rcv_mss (Linux 6.6+, 4720852ed9af "tcp: fix delayed ACKs for MSS
+            // boundary condition"): a full-sized segment with PSH is likely the end of a write.
+            if self.push_ack && seg.psh && seg.len >= self.rcv_mss {
+                self.pushed = true;
+            }
             self.event_data_recv(now, seg.len, seg.tsecr_ns);
             self.ecn_check_ce(seg);
             if !self.ofo.is_empty() {
@@ -509,6 +520,14 @@ impl TcpReceiver {
             self.sack_remove();
             // The application reads at once (tcp_recvmsg → tcp_rcv_space_adjust).
             self.win.space_adjust(now, self.rcv_nxt);
+            self.ack_snd_check(now);
+            // tcp_cleanup_rbuf after that read: a pending delayed ACK goes at once when the
+            // read emptied the receive queue (no out-of-order data held) and a pushed segment
+            // is among the data (not in pingpong mode: this receiver sends no data).
+            if self.pushed && self.ack_scheduled && self.ofo.is_empty() {
+                self.send_pending = true;
+            }
+            return;
         } else {
             self.ecn_check_ce(seg);
             self.queue_ofo(seq, end);
@@ -884,6 +903,7 @@ impl TcpReceiver {
         }
         self.ack_scheduled = false;
         self.ack_now = false;
+        self.pushed = false;
         self.delack_timer = None;
         self.dsack = None;
         self.compressed_ack = 0;
@@ -945,6 +965,35 @@ mod tests {
         }
         assert_eq!(acks_per_seg[29][0].ack, 30 * MSS as u64);
         assert_eq!(acks_per_seg[29][0].ip_bytes(), 52);
+    }
+
+    #[test]
+    fn full_sized_psh_segment_is_acked_alone_once_read() {
+        // Linux 6.6+ (4720852ed9af): a full-sized segment with PSH sets ICSK_ACK_PUSHED and
+        // tcp_cleanup_rbuf ACKs it as soon as the application's read empties the queue; without
+        // PSH the segment waits for its pair (or the delayed-ACK timer).
+        for psh in [false, true] {
+            let mut r = TcpReceiver::new(&TcpConfig::default());
+            for i in 0..16u64 {
+                r.on_data(i * 10_000, &seg(i));
+                assert_eq!(drain(&mut r, i * 10_000).len(), 1, "quick ACK {i}");
+            }
+            let now = 16 * 10_000;
+            r.on_data(now, &DataSeg { psh, ..seg(16) });
+            let a = drain(&mut r, now);
+            if psh {
+                assert_eq!(a.len(), 1);
+                assert_eq!(a[0].ack, 17 * MSS as u64);
+                assert_eq!(r.next_timer(), None, "no delayed ACK left pending");
+            } else {
+                assert!(a.is_empty());
+                assert!(r.next_timer().is_some());
+            }
+            // The next segment without PSH: with PSH the pairing restarted (one segment
+            // unACKed, delayed); without, it completes the pair.
+            r.on_data(now + 10_000, &seg(17));
+            assert_eq!(drain(&mut r, now + 10_000).len(), if psh { 0 } else { 1 });
+        }
     }
 
     #[test]

@@ -130,3 +130,61 @@ fn idle_restart_can_be_switched_off() {
     send_all(&mut s, t);
     assert_eq!(s.sock().cwnd, cwnd);
 }
+
+#[test]
+fn each_write_ends_with_a_psh_segment() {
+    // tcp_push at the end of tcp_sendmsg_locked marks the write's last segment; a write that
+    // appends to an unsent tail moves the mark to its own end.
+    let mut s = established_app(10 * MS);
+    s.app_write(10 * MS, 3 * MSS);
+    s.app_write(10 * MS, 2 * MSS + 100);
+    let segs = send_all(&mut s, 10 * MS);
+    let psh: Vec<bool> = segs.iter().map(|d| d.psh).collect();
+    assert_eq!(segs.iter().map(|d| d.len).collect::<Vec<_>>(), vec![1448, 1448, 1448, 1448, 1448, 100]);
+    // The second write appended to the first one's unsent tail skb: one mark, at its end.
+    assert_eq!(psh, vec![false, false, false, false, false, true]);
+    // Written after the first was sent: each write's last segment carries PSH.
+    s.on_ack(20 * MS, &ack(5 * MSS + 100, 10 * MS));
+    s.app_write(20 * MS, 2 * MSS);
+    let a: Vec<bool> = send_all(&mut s, 20 * MS).iter().map(|d| d.psh).collect();
+    s.app_write(20 * MS, MSS);
+    let b: Vec<bool> = send_all(&mut s, 20 * MS).iter().map(|d| d.psh).collect();
+    assert_eq!((a, b), (vec![false, true], vec![true]));
+}
+
+#[test]
+fn a_backlogged_writer_marks_psh_at_the_end_of_each_write() {
+    // A bulk sender writes until its send buffer is full (SOCK_NOSPACE), then again whenever an
+    // ACK frees a third of it (sndbuf.rs): the segments ending those writes, and only they,
+    // carry PSH.
+    let cfg = TcpConfig { tlp: false, wmem: [4096, 16384, 16384], ..Default::default() };
+    let mut s = TcpSender::new(&cfg, Box::new(Reno::new()), None);
+    s.open(0);
+    assert!(s.poll_transmit(0).unwrap().syn);
+    let mut write_ends = vec![];
+    let mut ws = s.write_seq();
+    s.on_ack(10 * MS, &AckSeg { syn: true, tsecr_ns: 0, rwnd: 1 << 30, ..Default::default() });
+    if s.write_seq() > ws {
+        write_ends.push(s.write_seq());
+    }
+    let (mut psh_ends, mut sent_end, mut t) = (vec![], 0, 10 * MS);
+    for _ in 0..400 {
+        for d in send_all(&mut s, t) {
+            if d.psh {
+                psh_ends.push(d.end());
+            }
+            sent_end = sent_end.max(d.end());
+        }
+        t += MS;
+        ws = s.write_seq();
+        let una = s.sock().snd_una;
+        s.on_ack(t, &ack((una + 2 * MSS).min(sent_end), t - 10 * MS));
+        if s.write_seq() > ws {
+            write_ends.push(s.write_seq());
+        }
+    }
+    let sent: Vec<u64> = write_ends.iter().copied().filter(|&e| e <= sent_end).collect();
+    assert!(sent.len() >= 3, "writes {write_ends:?}");
+    assert!(sent_end > 50 * MSS);
+    assert_eq!(psh_ends, sent);
+}

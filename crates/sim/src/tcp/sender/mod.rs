@@ -80,6 +80,8 @@ const EVER_RETRANS: u8 = 8;
 /// The first segment still unACKed of a sent skb (sndbuf.rs: each sent skb costs one head of
 /// truesize until its last segment is ACKed).
 const SKB_HEAD: u8 = 16;
+/// Carries PSH (`TCPHDR_PSH` in the skb's `tcp_flags`; kept on retransmission).
+const PSH: u8 = 32;
 
 // tcp_ack flags (Linux FLAG_*).
 const FLAG_WIN_UPDATE: u32 = 0x02;
@@ -215,6 +217,13 @@ pub struct TcpSender {
     sndbuf: u64,
     /// `SOCK_NOSPACE`: the application found the send buffer full and waits to be woken.
     nospace: bool,
+    /// Unsent PSH marks: the `write_seq` of each `tcp_mark_push` (sndbuf.rs), oldest first; the
+    /// segment whose end reaches a mark carries PSH.
+    psh_marks: VecDeque<u64>,
+    /// `pushed_seq`: `write_seq` at the last `tcp_mark_push` (`forced_push`).
+    pushed_seq: u64,
+    /// The write queue's tail skb has room below the size goal (a next write appends to it).
+    tail_room: bool,
     /// Sent skbs with a segment not yet cumulatively ACKed (segments flagged `SKB_HEAD`).
     sent_skbs: u64,
     /// Segments in the last sent skb (u64::MAX: none; the next segment starts one).
@@ -316,6 +325,9 @@ impl TcpSender {
             write_seq: 0,
             sndbuf: cfg.wmem[1],
             nospace: false,
+            psh_marks: VecDeque::new(),
+            pushed_seq: 0,
+            tail_room: false,
             sent_skbs: 0,
             skb_segs: u64::MAX,
             max_window: 0,
@@ -449,6 +461,9 @@ impl TcpSender {
         self.set_now(now);
         self.written = self.written.min(self.sk.snd_nxt);
         self.write_seq = self.write_seq.min(self.written);
+        while self.psh_marks.back().is_some_and(|&m| m > self.write_seq) {
+            self.psh_marks.pop_back();
+        }
     }
 
     /// Bytes written by the application and not yet sent.

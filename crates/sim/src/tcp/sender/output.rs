@@ -2,7 +2,7 @@
 //! `poll_transmit`, (re)transmission bookkeeping, EDT pacing (`tcp_wstamp_ns`), restart after idle
 //! (`tcp_cwnd_restart`) and `tcp_cwnd_validate`.
 
-use super::{ConnState, Probe, TcpSender, TimerKind, TxSeg, EVER_RETRANS, LOST, PACING_FREE_SEGS, RETRANS_OUT, SACKED};
+use super::{ConnState, Probe, TcpSender, TimerKind, TxSeg, EVER_RETRANS, LOST, PACING_FREE_SEGS, PSH, RETRANS_OUT, SACKED};
 use crate::cc::{CaEvent, CaState};
 use crate::tcp::DataSeg;
 
@@ -38,7 +38,7 @@ impl TcpSender {
                     if self.timer.is_none() {
                         self.timer = Some((now + self.sk.rto_ns, TimerKind::Retrans));
                     }
-                    return Some(DataSeg { seq: 0, len: 0, syn: true, retrans: self.syn_retrans > 0, tsval_ns: now, tsecr_ns: 0, ect: false, ce: false, cwr: false });
+                    return Some(DataSeg { seq: 0, len: 0, syn: true, retrans: self.syn_retrans > 0, tsval_ns: now, tsecr_ns: 0, ect: false, ce: false, cwr: false, psh: false });
                 }
                 return None;
             }
@@ -146,6 +146,18 @@ impl TcpSender {
         };
         self.rate_skb_sent(&mut seg);
         self.mark_skb_boundary(&mut seg);
+        // PSH if a write (or a forced push) ended within this segment.
+        let end = seq + len as u64;
+        while let Some(&m) = self.psh_marks.front() {
+            if m > end {
+                break;
+            }
+            self.psh_marks.pop_front();
+            if m > seq {
+                seg.flags |= PSH;
+            }
+        }
+        let psh = seg.flags & PSH != 0;
         let prior_packets = self.sk.packets_out;
         self.sk.snd_nxt += len as u64;
         self.sk.packets_out += 1;
@@ -159,7 +171,7 @@ impl TcpSender {
         }
         // tcp_ecn_send: new data is ECT(0) and carries a queued CWR.
         let cwr = self.sk.ecn_ok && std::mem::take(&mut self.ecn_queue_cwr);
-        DataSeg { seq, len, syn: false, retrans: false, tsval_ns: now, tsecr_ns: self.peer_tsval_ns, ect: self.sk.ecn_ok, ce: false, cwr }
+        DataSeg { seq, len, syn: false, retrans: false, tsval_ns: now, tsecr_ns: self.peer_tsval_ns, ect: self.sk.ecn_ok, ce: false, cwr, psh }
     }
 
     /// (Re)transmit the segment at index `i`. `account`: tcp_retransmit_skb (marks the
@@ -186,7 +198,7 @@ impl TcpSender {
         // RFC 3168 §6.1.5: retransmissions are Not-ECT, except for TCP_CONG_NEEDS_ECN CCs whose
         // socket sets ECT on everything (INET_ECN_xmit at the handshake, DCTCP).
         let ect = self.sk.ecn_ok && self.cc.needs_ecn();
-        DataSeg { seq: seg.seq, len: seg.len, syn: false, retrans: true, tsval_ns: now, tsecr_ns: self.peer_tsval_ns, ect, ce: false, cwr: false }
+        DataSeg { seq: seg.seq, len: seg.len, syn: false, retrans: true, tsval_ns: now, tsecr_ns: self.peer_tsval_ns, ect, ce: false, cwr: false, psh: seg.flags & PSH != 0 }
     }
 
     /// Common per-transmission bookkeeping (`tcp_event_data_sent`, EDT, PRR accounting).

@@ -166,13 +166,35 @@ impl TcpSender {
         // every push empties the queue and every skb is checked.
         let split = self.autosize_segs() * (self.cfg.mss as u64) < goal;
         let pushed_to = if split && unsent <= goal { self.sk.snd_nxt + self.sendable_now() + goal } else { 0 };
+        let start = self.write_seq;
         while self.write_seq < self.written {
             if self.wmem_queued() >= self.sndbuf && self.write_seq >= pushed_to {
                 self.nospace = true;
-                return;
+                break;
             }
-            self.write_seq += goal.min(self.written - self.write_seq);
+            if self.write_seq == start && self.tail_room && self.psh_marks.back() == Some(&start) {
+                // The write appends to an unsent tail skb: its PSH moves to the new end
+                // (tcp_sendmsg_locked clears TCPHDR_PSH at a call's first copy into an skb).
+                self.psh_marks.pop_back();
+            }
+            let step = goal.min(self.written - self.write_seq);
+            self.write_seq += step;
+            self.tail_room = step < goal;
+            // forced_push: a full skb beyond half the largest window since the last mark.
+            if step == goal && self.max_window > 0 && self.write_seq > self.pushed_seq + self.max_window / 2 {
+                self.mark_push();
+            }
         }
+        // tcp_push at the end of the call (and before it waits for memory) marks the tail.
+        if self.write_seq > start && self.psh_marks.back() != Some(&self.write_seq) {
+            self.mark_push();
+        }
+    }
+
+    /// `tcp_mark_push`: PSH on the write queue's tail, which ends at `write_seq`.
+    fn mark_push(&mut self) {
+        self.psh_marks.push_back(self.write_seq);
+        self.pushed_seq = self.write_seq;
     }
 
     /// `tcp_sndbuf_expand`: provision the buffer for factor × max(10, cwnd, reordering + 1)
