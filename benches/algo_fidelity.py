@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
-FREEBSD_TCP = {"rtt-granularity": "1ms", "delayed-ack-timeout": "100ms", "init-cwnd": 10, "rwnd": "4MiB"}
+FREEBSD_TCP = {"rtt-granularity": "1ms", "delayed-ack-timeout": "100ms", "init-cwnd": 10, "rwnd": "4MiB",
+               "push-ack": False}  # FreeBSD does not ACK a PSH segment early, nor did Linux < 6.6
 LINUX_TCP = {"rtt-granularity": "0ms", "delayed-ack-timeout": "40ms"}
 
 
