@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import ccbench
-import polars as pl
 from ccbench import config
 from ccbench.config.semantic import ConfigWarning
 
@@ -95,24 +94,9 @@ def test_the_csma_ceiling_of_a_long_fat_half_duplex_link(tmp_path):
     secs = 60
     # the file is valid, but the channel's ~10 frames per second are worth a warning
     with pytest.warns(ConfigWarning, match="at most 10.2 frames per second"):
-        path = tmp_path / "lfn.yaml"
-        path.write_text(YAML.format(duration=secs, mss=1460, rate="200Mbit", delay="98ms",
-                                    duplex="half"))
-        res = ccbench.run(ccbench.load_experiment(path), tmp_path / "lfn", pcap=80)
+        _, res = _run(tmp_path, "lfn", duration=secs, mss=1460, rate="200Mbit", delay="98ms",
+                      duplex="half")
     ceiling = 1460 / (_hold_s(1512, 200e6, 0.098) + _hold_s(52, 200e6, 0.098))
     assert abs(ceiling - 7440) < 10
     g = res.flowstats["app_bytes"][0] / secs
-    assert 0.85 * ceiling < g, (g, ceiling)
-    # The channel carried every data frame and every ACK, one at a time: the goodput is at
-    # most the payload over their holds. Nearly every segment has its own ACK (a PSH segment is
-    # ACKed once read, the others wait for the delayed-ACK timer; now and then a timer grown to
-    # the srtt covers two: 317 ACKs for 321 segments), so that bound is within a few per cent of
-    # the one-ACK ceiling.
-    from ccbench.capture.scan import read_capture
-    pk, _ = read_capture(res.path / "pcap" / "b1.pcapng")
-    pk = pk.filter(pl.col("proto") == 6)
-    n_data = pk.filter(pl.col("payload") > 0).height
-    n_ack = pk.filter(pl.col("payload") == 0).height
-    assert n_ack >= 0.9 * n_data, (n_ack, n_data)
-    bound = n_data * 1460 / (n_data * _hold_s(1512, 200e6, 0.098) + n_ack * _hold_s(52, 200e6, 0.098))
-    assert g < bound < 1.05 * ceiling, (g, bound, ceiling)
+    assert 0.85 * ceiling < g < ceiling, (g, ceiling)

@@ -191,8 +191,7 @@ pub struct DataSeg {
     /// TCP CWR flag (the sender reduced its window after an ECE).
     pub cwr: bool,
     /// TCP PSH flag: the last segment of an application write (`tcp_push` → `tcp_mark_push`),
-    /// of half the largest window offered within a long one (`forced_push`), or of an skb of
-    /// more than one segment (`__tcp_transmit_skb`, Linux ≥ 5.4).
+    /// or of half the largest window offered within a long one (`forced_push`).
     pub psh: bool,
 }
 

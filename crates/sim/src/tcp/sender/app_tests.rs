@@ -141,9 +141,8 @@ fn each_write_ends_with_a_psh_segment() {
     let segs = send_all(&mut s, 10 * MS);
     let psh: Vec<bool> = segs.iter().map(|d| d.psh).collect();
     assert_eq!(segs.iter().map(|d| d.len).collect::<Vec<_>>(), vec![1448, 1448, 1448, 1448, 1448, 100]);
-    // The second write appended to the first one's unsent tail skb: one write mark, at its end;
-    // the others are __tcp_transmit_skb's on each 2-segment skb (tcp_tso_autosize's minimum).
-    assert_eq!(psh, vec![false, true, false, true, false, true]);
+    // The second write appended to the first one's unsent tail skb: one mark, at its end.
+    assert_eq!(psh, vec![false, false, false, false, false, true]);
     // Written after the first was sent: each write's last segment carries PSH.
     s.on_ack(20 * MS, &ack(5 * MSS + 100, 10 * MS));
     s.app_write(20 * MS, 2 * MSS);
@@ -156,8 +155,8 @@ fn each_write_ends_with_a_psh_segment() {
 #[test]
 fn a_backlogged_writer_marks_psh_at_the_end_of_each_write() {
     // A bulk sender writes until its send buffer is full (SOCK_NOSPACE), then again whenever an
-    // ACK frees a third of it (sndbuf.rs): the segments ending those writes carry PSH, and so
-    // does the last segment of each multi-segment skb (Linux ≥ 5.4), none else.
+    // ACK frees a third of it (sndbuf.rs): the segments ending those writes, and only they,
+    // carry PSH.
     let cfg = TcpConfig { tlp: false, wmem: [4096, 16384, 16384], ..Default::default() };
     let mut s = TcpSender::new(&cfg, Box::new(Reno::new()), None);
     s.open(0);
@@ -187,13 +186,5 @@ fn a_backlogged_writer_marks_psh_at_the_end_of_each_write() {
     let sent: Vec<u64> = write_ends.iter().copied().filter(|&e| e <= sent_end).collect();
     assert!(sent.len() >= 3, "writes {write_ends:?}");
     assert!(sent_end > 50 * MSS);
-    for e in &sent {
-        assert!(psh_ends.contains(e), "write end {e} without PSH");
-    }
-    // the others end skbs: at least 2 segments (tcp_tso_autosize's minimum) after the PSH before
-    let mut prev = 0;
-    for e in &psh_ends {
-        assert!(sent.contains(e) || e - prev >= 2 * MSS, "PSH at {e} after {prev}");
-        prev = *e;
-    }
+    assert_eq!(psh_ends, sent);
 }

@@ -146,8 +146,7 @@ impl TcpSender {
         };
         self.rate_skb_sent(&mut seg);
         self.mark_skb_boundary(&mut seg);
-        // PSH if a write (or a forced push) ended within this segment (or, set above, if it
-        // ends a multi-segment skb).
+        // PSH if a write (or a forced push) ended within this segment.
         let end = seq + len as u64;
         while let Some(&m) = self.psh_marks.front() {
             if m > end {

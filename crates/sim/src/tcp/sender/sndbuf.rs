@@ -90,18 +90,12 @@ impl TcpSender {
     /// transmission, but a sender clocked by ACKs defers small sends until a whole autosized
     /// skb may go, `tcp_tso_should_defer`, and a paced one sends one per pacing slot.)
     pub(super) fn mark_skb_boundary(&mut self, seg: &mut super::TxSeg) {
-        let autosize = self.autosize_segs();
-        if self.skb_segs >= autosize {
+        if self.skb_segs >= self.autosize_segs() {
             seg.flags |= super::SKB_HEAD;
             self.sent_skbs += 1;
             self.skb_segs = 0;
         }
         self.skb_segs += 1;
-        // __tcp_transmit_skb forces PSH on every skb of more than one segment (Linux 5.4, "tcp:
-        // force a PSH flag on TSO packets"), which GSO leaves on the skb's last segment.
-        if self.skb_segs == autosize && autosize >= 2 {
-            seg.flags |= super::PSH;
-        }
     }
 
     /// A segment is cumulatively ACKed: the skb it started lives on in the next segment when
