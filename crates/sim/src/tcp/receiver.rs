@@ -520,14 +520,6 @@ impl TcpReceiver {
             self.sack_remove();
             // The application reads at once (tcp_recvmsg → tcp_rcv_space_adjust).
             self.win.space_adjust(now, self.rcv_nxt);
-            self.ack_snd_check(now);
-            // tcp_cleanup_rbuf after that read: a pending delayed ACK goes at once when the
-            // read emptied the receive queue (no out-of-order data held) and a pushed segment
-            // is among the data (not in pingpong mode: this receiver sends no data).
-            if self.pushed && self.ack_scheduled && self.ofo.is_empty() {
-                self.send_pending = true;
-            }
-            return;
         } else {
             self.ecn_check_ce(seg);
             self.queue_ofo(seq, end);
@@ -538,6 +530,13 @@ impl TcpReceiver {
             self.ack_scheduled = true;
         }
         self.ack_snd_check(now);
+        // tcp_cleanup_rbuf after the application's read: a pending delayed ACK goes at once when
+        // the read emptied the receive queue (no out-of-order data held) and a pushed segment is
+        // among the data (not in pingpong mode: this receiver sends no data). `pushed` is only
+        // set by in-order data, and cleared by every ACK sent.
+        if self.pushed && self.ack_scheduled && self.ofo.is_empty() {
+            self.send_pending = true;
+        }
     }
 
     /// Next ACK to send, if any (call until None).
