@@ -119,7 +119,8 @@ def main() -> None:
     psh_end = {int(e): bool(f & 0x08) for e, f in
                zip(((data["seq"].cast(pl.Int64) + data["payload"]) % (1 << 32)).to_list(),
                    data["flags"].to_list())}
-    events = [e for e in trace_events(trace) if e["len"] in set(acks["ip_len"].to_list())]
+    ack_lens = set(acks["ip_len"].to_list())
+    events = [e for e in trace_events(trace) if e["len"] in ack_lens]
     i = j = 0
     pairs = []
     ack_rows = acks.select("ip_len", "ack").rows()

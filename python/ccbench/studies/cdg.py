@@ -9,6 +9,8 @@ each conclusion is stated as the thesis states it, with ccbench's measured value
 """
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from .common import (Check, Ctx, Output, Table, experiment, fig_path, jain, patch, queue_window,
@@ -705,7 +707,7 @@ def _h10(ctx: Ctx, out: Output) -> None:
         "within a few seconds of CUBIC's start, probes (PROBE) no sooner than the dwell time (5 s) "
         "after, and once CUBIC has left is back in DELAY mode with a short queue (its own CUBIC "
         "growth soon causes a loss, and the PROBE that follows sees a low queue)",
-        qa < 5 and qb < 5 and da == 1.0 and le < 5 and pr >= 5 and vp == 1.0 and bk == bk,
+        qa < 5 and qb < 5 and da == 1.0 and le < 5 and pr >= 5 and vp == 1.0 and not math.isnan(bk),
         f"queueing delay {qa:.1f} ms alone, {qb:.1f} ms after CUBIC (in DELAY {da:.2f} of the "
         f"time); LOSS {le:.1f} s after CUBIC's start, first PROBE {pr:.1f} s after that; back in "
         f"DELAY {bk:.1f} s after CUBIC's stop{' through a PROBE' if vp == 1.0 else ''}",
