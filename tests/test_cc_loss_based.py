@@ -250,6 +250,9 @@ def test_westwood_ssthresh_is_bandwidth_times_min_rtt(tmp_path):
         assert abs(ss - pipe) <= 0.01 * pipe + 1, (r["t"][j], ss, pipe)
         assert abs(ss - r["bw_rttmin"][j]) <= 0.01 * ss + 1
         bws.append(bw_bps)
+        # no episode's estimate above what the saturated link carries (the ACK rate cannot
+        # exceed the bottleneck's payload rate beyond a filter step)
+        assert bw_bps <= 1.005 * 100e6 * MSS / WIRE, (r["t"][j], bw_bps)
         assert 19 <= rtt_min_ms <= 22
         assert ss <= 0.45 * w_pre, (ss, w_pre)
         # After recovery cwnd = ssthresh.
