@@ -81,8 +81,7 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
     A = ("sweep", "axes")
     if scale == "medium":
         if key == "square-wave":
-            return patch(doc, {A + ("cc",): {"path": "flows[0].scheme",
-                                             "values": ["cubic", "bbr", "copa"]},
+            return patch(doc, {"sweep.zip": _sq_schemes(doc, ("cubic", "bbr", "copa")),
                                "sweep.where": "(delta == 150 and step >= 90 and step <= 180) or "
                                               "(delta == 190 and step >= 120) or "
                                               "(delta % 40 == 30 and step % 40 == 30)"})
@@ -102,8 +101,18 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
                                               if k in keep},
                            A + ("buffer",): {"path": "central.queue", "values": [1000]},
                            "sweep.repeats": 1, "duration": 30})
-    return patch(doc, {A + ("cc",): {"path": "flows[0].scheme", "values": ["cubic", "bbr"]},
+    return patch(doc, {"sweep.zip": _sq_schemes(doc, ("cubic", "bbr")),
                        A + ("delta",): [150], A + ("step",): [120, 140, 150, 160]})
+
+
+def _sq_schemes(doc: dict, names: tuple[str, ...], plain: bool = False) -> list[dict]:
+    """The square wave's scheme zip group (scheme, its parameters) kept to ``names``; ``plain``:
+    without parameters (the kernel's algorithms take none from the file)."""
+    (group,) = doc["sweep"]["zip"]
+    pairs = [(cc, pr) for cc, pr in zip(group["cc"]["values"], group["flows[0].params"])
+             if cc in names]
+    return [{"cc": {**group["cc"], "values": [cc for cc, _ in pairs]},
+             "flows[0].params": [{} if plain else pr for _, pr in pairs]}]
 
 
 def kernel(key: str, doc: dict, scale: str) -> dict | None:
@@ -122,6 +131,12 @@ def kernel(key: str, doc: dict, scale: str) -> dict | None:
                                               if k in keep},
                            A + ("buffer",): {"path": "central.queue", "values": [1000]},
                            "sweep.repeats": 1})
+    if key == "square-wave":
+        # the thesis's printed delta-150 row for CUBIC and BBR (10-s runs, real time)
+        steps = [140, 160] if scale == "reduced" else SQ_PUBLISHED_STEPS[150]
+        # the kernel's BBR is this machine's (the 4.15 parameters are module-internal)
+        return patch(doc, {"sweep.zip": _sq_schemes(doc, ("cubic", "bbr"), plain=True),
+                           A + ("delta",): [150], A + ("step",): steps})
     return None
 
 
@@ -466,23 +481,28 @@ def _fs_figure(ctx: Ctx, t: pl.DataFrame, out: Output) -> None:
 
 def _square_wave(ctx: Ctx, out: Output, pub: dict) -> None:
     idx = ctx.index["square-wave"].filter(pl.col("flow") == 0)
-    g = idx.group_by(["cc", "delta", "step"]).agg(pl.col("avg_tput_mbps").mean())
-    val = {(r["cc"], r["delta"], r["step"]): r["avg_tput_mbps"] * FRAME for r in g.iter_rows(named=True)}
+    val = _sq_values(idx)
+    kidx = ctx.kernel_index.get("square-wave")
+    kval = _sq_values(kidx.filter(pl.col("flow") == 0)) if kidx is not None else {}
     rows = []
     for cc in ("cubic", "bbr", "copa"):
         for delta, steps in SQ_PUBLISHED_STEPS.items():
             for st in steps:
                 if (cc, delta, st) in val:
                     p = pub["square_wave"][cc][delta][st]
+                    k = kval.get((cc, delta, st))
                     rows.append([cc, delta, st, p, val[(cc, delta, st)],
-                                 _dr(p, val[(cc, delta, st)])])
+                                 _dr(p, val[(cc, delta, st)]),
+                                 "" if k is None else k, "" if k is None else _dr(k, val[(cc, delta, st)])])
     if rows:
         out.tables.append(Table(
             "Square-wave delay: average throughput (Mbit/s) at the thesis's printed points",
-            ["scheme", "delta ms", "step ms", "published", "sim", "d_r %"], rows,
+            ["scheme", "delta ms", "step ms", "published", "sim", "d_r % (sim, pub)", "kernel",
+             "d_r % (sim, kernel)"], rows,
             note="One run per point in the thesis (no spread); the analytic model of the "
                  "valley: for step < delta data flows 2·(delta − step) ms per 2·delta period, "
-                 "for step > delta 2·delta − step ms."))
+                 "for step > delta 2·delta − step ms. kernel = this machine's kernel TCP on "
+                 "ccbench's emulator over the same delay schedule (one run per point)."))
     # the valley: falls as step nears delta from below, jumps back once step > delta
     for cc in sorted(set(idx["cc"].to_list())):
         for delta in sorted(set(idx.filter(pl.col("cc") == cc)["delta"].to_list())):
@@ -512,6 +532,13 @@ def _square_wave(ctx: Ctx, out: Output, pub: dict) -> None:
             "CUBIC: throughput increases with larger delta and smaller step", a > 0 and b < 0,
             f"Spearman ρ(delta, tput) = {a:.2f}, ρ(step, tput) = {b:.2f} over {grid.height} points"))
     _sq_figure(ctx, idx, val, out)
+
+
+def _sq_values(idx: pl.DataFrame) -> dict:
+    """Mean average throughput (Mbit/s) per (cc, delta, step) of a square-wave index."""
+    g = idx.group_by(["cc", "delta", "step"]).agg(pl.col("avg_tput_mbps").mean())
+    return {(r["cc"], r["delta"], r["step"]): r["avg_tput_mbps"] * FRAME
+            for r in g.iter_rows(named=True)}
 
 
 def _sq_figure(ctx: Ctx, idx, val, out: Output) -> None:
