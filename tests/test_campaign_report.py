@@ -165,6 +165,32 @@ def test_monotone_and_crossing_on_known_numbers():
     assert set(BASE_COLUMNS) >= {"scheme", "avg_tput_mbps"}
 
 
+def test_crossing_ignores_a_value_derived_from_the_axis_and_another_axis():
+    # bbr-vs-cubic's full scale: the queue in bytes is derived from the buffer in BDP *and* the
+    # rate, so at one BDP it takes one value per rate. It must not split the series (each
+    # would be one point long and "never change sign"); the rate does.
+    qs, rates = ["1bdp", "2bdp", "4bdp", "8bdp"], ["40Mbit", "80Mbit"]
+    a, b = [10, 8, 5, 2], [1, 3, 6, 9]
+    rows = []
+    for i, q in enumerate(qs):
+        for j, rate in enumerate(rates):
+            for s in "ab":
+                rows.append({"run_key": f"{i}-{j}", "point": 2 * i + j, "label": "", "repeat": 0,
+                             "seed": 0, "q": q, "rate": rate, "qbytes": f"{(i + 1) * (j + 1)}000B",
+                             "flow": 0 if s == "a" else 1, "scheme": s, "direction": "->",
+                             "group": 0, "flow_label": s,
+                             "avg_tput_mbps": (a if s == "a" else b)[i] * (j + 1),
+                             "backend": "sim", "ccbench_version": "x"})
+    idx = pl.DataFrame(rows)
+    errs = Collector()
+    entries = cexp.parse([{"metric": "throughput", "crossing": ["a", "b"], "in": "q",
+                           "between": ["2bdp", "4bdp"]}], {"q": qs, "rate": rates}, errs)
+    assert not errs, errs.errors
+    (v,) = verdicts.evaluate(idx, entries, ["rate", "q", "qbytes"])
+    assert v.passed, v.detail
+    assert "rate=40Mbit" in v.detail and "rate=80Mbit" in v.detail and "qbytes" not in v.detail
+
+
 def test_sweep_plots_writes_each_runs_report_and_links_it(tmp_path):
     doc = dict(CAMP, sweep={"repeats": 2})  # repeats only: no axis, the report has no figure
     out = tmp_path / "out"

@@ -47,11 +47,18 @@ def _stats(index: pl.DataFrame, n: dict, by=()) -> pl.DataFrame:
 
 def _series(st: pl.DataFrame, axis: str, columns: list[str], extra=()):
     """Rows grouped by every swept column but ``axis`` (and ``extra``), each ordered along
-    ``axis``: [(description, [(axis value, row)])]."""
-    others = [c for c in columns if c != axis and c in st.columns
-              and not (st[c].n_unique() > 1  # a value derived from the axis itself
-                       and st.group_by(axis).agg(pl.col(c).n_unique())[c].max() == 1
-                       and st[c].n_unique() == st[axis].n_unique())] + list(extra)
+    ``axis``: [(description, [(axis value, row)])]. A column that the axis and the columns
+    before it determine (a derived value such as a queue size in bytes from ``bdp`` and the
+    rate) is not a group: columns are taken in the plan's order, derived ones after axes."""
+    others: list[str] = []
+    for c in columns:
+        if c == axis or c not in st.columns:
+            continue
+        if st[c].n_unique() > 1 and \
+                st.group_by([axis] + others).agg(pl.col(c).n_unique())[c].max() == 1:
+            continue
+        others.append(c)
+    others += list(extra)
     out = []
     groups = st.group_by(others, maintain_order=True) if others else [((), st)]
     for key, g in groups:
