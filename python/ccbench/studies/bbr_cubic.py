@@ -97,8 +97,6 @@ def run_table(ctx: Ctx, key: str, kernel: bool = False) -> pl.DataFrame:
     """One row per run: variant, rate, bdp, repeat, BBR and CUBIC throughput and
     utilisation, share, loss %, queue occupancy (BDP), BBR utilisation IQR over 0.5-s bins."""
     idx = (ctx.kernel_index if kernel else ctx.index)[key]
-    dur = ctx.duration(key)
-    t0, t1, t1_loss = 0.5 * dur, 0.8 * dur, 0.85 * dur
     runs = idx.group_by("run_key").agg(pl.first("variant"), pl.first("central.rate"),
                                        pl.first("bdp"), pl.first("repeat"),
                                        pl.col("scheme"), pl.col("flow"))
@@ -106,6 +104,9 @@ def run_table(ctx: Ctx, key: str, kernel: bool = False) -> pl.DataFrame:
     for r in runs.iter_rows(named=True):
         d = ctx.run_dir(key, r["run_key"], kernel)
         exp = experiment(d)
+        # the run's own length: the kernel subset's runs are shorter than the full scale's
+        dur = exp["duration_ns"] / 1e9
+        t0, t1, t1_loss = 0.5 * dur, 0.8 * dur, 0.85 * dur
         rate = exp["links"][_bottleneck(exp)]["rate_bps"]
         tput = window_flow_tput(d, t0, t1)
         fam = {f: ("cubic" if s == "cubic" else "bbr") for f, s in zip(r["flow"], r["scheme"])}
