@@ -182,6 +182,11 @@ def test_sysctls_carry_wmem():
     assert s["net.ipv4.tcp_wmem"] == "4096 16384 262144"
 
 
+def test_sysctls_carry_min_tso_segs():
+    assert host_sysctls({})["net.ipv4.tcp_min_tso_segs"] == "2"  # Linux's default
+    assert host_sysctls({"tcp": {"min_tso_segs": 1}})["net.ipv4.tcp_min_tso_segs"] == "1"
+
+
 def test_sysctls_carry_rmem_and_moderate_rcvbuf():
     s = host_sysctls({"tcp": {"rmem": [4096, 131072, 1 << 20], "moderate_rcvbuf": False}})
     assert s["net.ipv4.tcp_rmem"] == f"4096 131072 {1 << 20}"

@@ -29,7 +29,7 @@ HOST_KEYS = [Key("noise")]
 TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("adv-win-scale"), Key("init-rwnd"), Key("drs"), Key("cc-generation"), Key("count-acks"), Key("push-ack"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
             Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("early-retransmit"), Key("sack-compression"), Key("profile"),
-            Key("pacing")]
+            Key("pacing"), Key("min-tso-segs")]
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("flows", ("count",)), Key("direction"), Key("start"),
               Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
@@ -223,6 +223,10 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         tcp["early_retransmit"] = get(t, "early-retransmit", parse_bool, errs, True)
     if "sack-compression" in t:
         tcp["sack_compression"] = get(t, "sack-compression", parse_bool, errs, True)
+    if "min-tso-segs" in t:
+        # net.ipv4.tcp_min_tso_segs (default 2); written only when given
+        tcp["min_tso_segs"] = get(t, "min-tso-segs", parse_int, errs, 2,
+                                  what="a number of segments", minimum=1, maximum=255)
     if "pacing" in t:
         # fq: the sender paces at Linux's default rate (tcp_update_pacing_rate: 200 % of
         # cwnd/srtt in slow start, 120 % after) whatever its CC, as with the fq qdisc;

@@ -98,6 +98,10 @@ pub struct TcpConfig {
     /// Receiver SACK compression (≥ 4.18): after 3 immediate dupACKs for the same rcv_nxt,
     /// out-of-order ACKs are delayed by `comp_sack_delay_ns`, at most `TCP_COMP_SACK_NR` at a time.
     pub sack_compression: bool,
+    /// `net.ipv4.tcp_min_tso_segs`: the fewest segments `tcp_tso_autosize` puts in one skb
+    /// (Linux's default 2). The simulator uses it for the send buffer's skb accounting only:
+    /// its sender does not form multi-segment sends.
+    pub min_tso_segs: u32,
     /// `tcp_comp_sack_delay_ns` upper bound (1 ms). Linux uses min(this, rtt/20); see receiver.rs.
     pub comp_sack_delay_ns: u64,
     /// ECN negotiated (RFC 3168). Set per flow by the engine (`flow_tcp_config`).
@@ -140,6 +144,7 @@ impl Default for TcpConfig {
             early_retransmit: true,
             prr: true,
             sack_compression: true,
+            min_tso_segs: 2,
             comp_sack_delay_ns: 1_000_000,
             ecn: false,
             ecn_precise_ack: false,

@@ -78,7 +78,7 @@ def host_sysctls(exp: dict) -> dict[str, str]:
     """Per-namespace sysctls of an experiment: IPv6 off, no cached metrics between flows,
     SACK as `tcp.sack`, receive buffers of at least twice the receive window (or `rmem`),
     send buffers as `wmem` (Linux's default 4096 16384 4MiB), slow start after idle, tail
-    loss probes and SACK compression as the `tcp` block says."""
+    loss probes, SACK compression and `tcp_min_tso_segs` as the `tcp` block says."""
     tcp = exp.get("tcp", {})
     buf = max(int(tcp.get("rwnd_bytes") or 32 << 20) * 2, 8 << 20)
     rmem = tcp.get("rmem") or [4096, 131072, buf]
@@ -99,6 +99,8 @@ def host_sysctls(exp: dict) -> dict[str, str]:
         "net.ipv4.tcp_comp_sack_nr": "44" if tcp.get("sack_compression", True) else "0",
         # RACK off: this kernel (≥ 4.15) has no FACK any more, so it falls back to dupthresh
         "net.ipv4.tcp_recovery": "1" if tcp.get("rack", True) else "0",
+        # the fewest segments tcp_tso_autosize puts in one skb (Linux's default 2)
+        "net.ipv4.tcp_min_tso_segs": str(int(tcp.get("min_tso_segs", 2))),
     }
 
 

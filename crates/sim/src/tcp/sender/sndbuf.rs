@@ -48,8 +48,6 @@ const SK_BUFF_SIZE: u64 = 256;
 const TCP_INIT_CWND: u64 = 10;
 /// GSO size limit of one skb (`sk_gso_max_size` 65536 − 1 − `MAX_TCP_HEADER`), in bytes.
 const GSO_MAX_BYTES: u64 = 65536 - 1 - 320;
-/// `tcp_min_tso_segs`.
-const MIN_TSO_SEGS: u64 = 2;
 /// `tcp_tso_rtt_log`: flows with min_rtt below 2^(this) µs × 32 get larger TSO skbs.
 const TSO_RTT_LOG: u32 = 9;
 
@@ -66,7 +64,7 @@ impl TcpSender {
     }
 
     /// Segments per sent skb: `tcp_tso_autosize` (pacing rate >> `sk_pacing_shift` 10, plus the
-    /// low-RTT bonus), at least `tcp_min_tso_segs`, at most one GSO skb.
+    /// low-RTT bonus), at least `tcp_min_tso_segs` (`TcpConfig::min_tso_segs`), at most one GSO skb.
     fn autosize_segs(&self) -> u64 {
         let mss = self.cfg.mss as u64;
         let mut bytes = (self.sk.pacing_rate_bps / 8.0) as u64 >> 10;
@@ -74,7 +72,8 @@ impl TcpSender {
         if r < 32 {
             bytes += 65536 >> r;
         }
-        (bytes / mss).clamp(MIN_TSO_SEGS, (GSO_MAX_BYTES / mss).max(1))
+        let max = (GSO_MAX_BYTES / mss).max(1);
+        (bytes / mss).clamp((self.cfg.min_tso_segs as u64).clamp(1, max), max)
     }
 
     /// `sk_wmem_queued`: the payload written and not ACKed, one head per sent skb not fully

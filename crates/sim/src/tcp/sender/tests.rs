@@ -567,3 +567,19 @@ fn early_retransmit_recovers_a_three_packet_window_after_a_delay() {
     assert_eq!(at[1].1, CaState::Loss, "without early retransmit the RTO fires");
     assert!(at[1].0 >= 200 * MS);
 }
+
+/// `tcp: {min-tso-segs}` (`net.ipv4.tcp_min_tso_segs`): at a low pacing rate `tcp_tso_autosize`
+/// gives this many segments per skb, so the send buffer's accounting pays one skb head per
+/// that many segments — the initial window of 10 leaves as 5 skbs by default, 10 with 1, 4
+/// with 3.
+#[test]
+fn min_tso_segs_sets_the_segments_per_accounted_skb() {
+    let skbs = |min_tso_segs: u32| {
+        let cfg = TcpConfig { min_tso_segs, ..cfg_iw(10) };
+        let mut s = established(&cfg, Box::new(Reno::default()), 100 * MS);
+        let sent = send_all(&mut s, 100 * MS);
+        assert_eq!(sent.len(), 10);
+        s.sent_skbs
+    };
+    assert_eq!((skbs(1), skbs(2), skbs(3)), (10, 5, 4));
+}
