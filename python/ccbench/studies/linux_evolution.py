@@ -43,15 +43,15 @@ KNOWN: dict[str, str] = {
     "ranking": (
         "the profiles differ only in what the simulator models (IW, initial RTO, TLP, RTT "
         "resolution, SACK compression, rate-halving vs PRR, early retransmit, FACK vs RACK, "
-        "receive buffer and autotuning, cwnd growth per ACK, the kernel's CUBIC). At medium "
-        "scale linux-2.6.36 is the best profile in 4 of 24 (CC, N) cases on the full-duplex link "
-        "and linux-3.10 in 11 (before the last three were modelled: 3 of 24 for 2.6.36, IW 3 on "
+        "receive buffer and autotuning, cwnd growth per ACK, the kernel's CUBIC). At the medium "
+        "and full scales linux-2.6.36 is the best profile in 4 of 24 (CC, N) cases on the "
+        "full-duplex link and linux-3.10 in 11 (before the last three were modelled: 3 of 24 for 2.6.36, IW 3 on "
         "every flow slowing the background flows as much as the main flow). "
         "The thesis's clear 2.6.36 lead does not appear; what the profiles still do not model "
         "is the F-RTO rewrite and TSQ"),
     "csma-sim2": (
-        "the main flow takes 2.1-2.8 times the thesis's time on 2.6.36 (cubic 323 vs 115 s at N "
-        "= 2): in ccbench every flow starts at 0 and the channel is shared about evenly. The "
+        "the main flow takes 2.0-2.4 times the thesis's time on 2.6.36 at full scale (cubic 276 vs "
+        "115 s at N = 2; 2.1-2.8 times at medium scale): in ccbench every flow starts at 0 and the channel is shared about evenly. The "
         "thesis's main flow moved 1 MiB in 115 s at N = 2, 9.1 kB/s, faster than its own "
         "single flow on the same channel (7.24 kB/s, Table 5.1), so its background flows cannot "
         "have been sending for most of that time (their start times are not stated)"),
@@ -59,14 +59,15 @@ KNOWN: dict[str, str] = {
 #: Known differences at the medium and full scales only (the reduced scale's few points pass).
 KNOWN_LARGE: dict[str, str] = {
     "csma-ranking": (
-        "at medium scale linux-2.6.36 is the best profile in 3 of 24 (CC, N) cases on the "
-        "channel (linux-3.12 in 11, 3.7 and 3.10 in 5 each; 9 of 24 for 2.6.36 before the "
+        "at full scale linux-2.6.36 is the best profile in 5 of 24 (CC, N) cases on the "
+        "channel (linux-3.12 in 11, 3.10 in 6, 3.7 in 2; at medium scale 3 of 24; 9 of 24 for 2.6.36 before the "
         "profiles set each kernel's receive buffer, per-ACK cwnd growth and CUBIC): the "
         "differences the profiles model weigh little at 10 frames per second, and the F-RTO "
         "rewrite the thesis also credits is not modelled"),
     "csma-ceiling": (
-        "10 of 13 best profiles are within 4/3 of the thesis's best kernel; westwood (9.56 vs "
-        "7.13 kB/s), vegas (9.72 vs 7.25) and hybla (8.08 vs 5.99) are 1.34-1.35 times it. "
+        "10 of 13 best profiles are within 4/3 of the thesis's best kernel; westwood (9.55 vs "
+        "7.13 kB/s), vegas (9.70 vs 7.25) and hybla (8.05 vs 5.99) are 1.34 times it (full "
+        "scale). "
         "ccbench's receiver acknowledges every second segment, the thesis's DCE kernels every "
         "segment, so the channel's ceiling for one flow is 9.93 kB/s here against 7.45 there "
         "(see the note under the table); the fastest flows sit near their ceiling as the "
