@@ -383,10 +383,10 @@ def test_bpf_htcp_speeds_up_a_second_after_the_last_loss(tmp_path):
     assert _gone("bpf_htcp")
 
 
-def _cwnd_after_recoveries(res) -> list[int]:
-    """cwnd of the first Open sample after each Recovery (flow 0), sorted."""
+def _cwnd_after_recoveries(res, col: str = "cwnd") -> list[int]:
+    """cwnd (or ``col``) of the first Open sample after each Recovery (flow 0), sorted."""
     fl = res.flows.filter(pl.col("flow") == 0).sort("time_ns")
-    st, cw = fl["ca_state"].to_list(), fl["cwnd"].to_list()
+    st, cw = fl["ca_state"].to_list(), fl[col].to_list()
     return sorted(cw[i] for i in range(1, len(st)) if st[i] == "open" and st[i - 1] == "recovery")
 
 
@@ -406,6 +406,10 @@ def test_bpf_westwood_leaves_recovery_at_the_measured_pipe_size(tmp_path):
     km, sm = ka[len(ka) // 2], sa[len(sa) // 2]
     assert km >= 12, ka  # Reno's halving: ~6
     assert 0.6 * sm <= km <= 1.2 * sm, (ka, sa)
+    # ssthresh is set with it (tcp_westwood_event), not left at the ssthresh hook's Reno half:
+    # otherwise slow start regrows the window to that half at once
+    kss, sss = _cwnd_after_recoveries(k, "ssthresh"), _cwnd_after_recoveries(s, "ssthresh")
+    assert 0.6 * sss[len(sss) // 2] <= kss[len(kss) // 2] <= 1.2 * sss[len(sss) // 2], (kss, sss)
     assert _gone("bpf_westwood")
 
 

@@ -7,7 +7,8 @@
  * simulator's crates/sim/src/cc/westwood.rs. Growth and the ssthresh hook are Reno's. The
  * bytes acknowledged per window of at least max(RTT, 50 ms) give a bandwidth sample, filtered
  * twice with (7a + b) / 8; the minimum RTT sample is kept. At the end of a fast recovery (or
- * CWR) cwnd is set to bw_est x rtt_min / mss, the pipe size; after an RTO so is ssthresh.
+ * CWR) cwnd and ssthresh are set to bw_est x rtt_min / mss, the pipe size; after an RTO
+ * ssthresh is.
  * Units as the kernel's: times in ms ("jiffies" at HZ = 1000, as the simulator assumes),
  * bandwidth in bytes per ms.
  *
@@ -165,7 +166,9 @@ void BPF_PROG(bpf_westwood_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 	struct westwood *w = ca_priv(sk);
 
 	if (ev == CA_EVENT_COMPLETE_CWR) {
-		tp->snd_cwnd = ww_bw_rttmin(sk, w);
+		/* both, as tcp_westwood_event: slow start must not regrow to the old ssthresh */
+		tp->snd_ssthresh = ww_bw_rttmin(sk, w);
+		tp->snd_cwnd = tp->snd_ssthresh;
 	} else if (ev == CA_EVENT_LOSS) {
 		tp->snd_ssthresh = ww_bw_rttmin(sk, w);
 		w->reset_rtt_min = 1;
