@@ -33,26 +33,31 @@ rust-test:
 py-test: browser tshark bpf
 	$(PY) -m pytest -q
 
+# apt-get install of the packages $(1), as root or through `sudo -n`; when the first try fails
+# (a fresh image has no package lists yet) the lists are refreshed once and it tries again.
+# Quiet and allowed to fail: each caller then says which tests will be skipped.
+apt_install = command -v apt-get >/dev/null 2>&1 && { \
+	  asroot() { if [ "$$(id -u)" = 0 ]; then env DEBIAN_FRONTEND=noninteractive "$$@"; \
+	             else sudo -n env DEBIAN_FRONTEND=noninteractive "$$@"; fi; }; \
+	  asroot apt-get install -y $(1) >/dev/null 2>&1 || \
+	  { asroot apt-get update >/dev/null 2>&1 && asroot apt-get install -y $(1) >/dev/null 2>&1; }; }
+
 # Headless Chromium for the report tests (tests/test_report_browser.py); they skip without it.
 browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
-	  (command -v apt-get >/dev/null 2>&1 && (apt-get install -y chromium >/dev/null 2>&1 || \
-	   sudo -n apt-get install -y chromium >/dev/null 2>&1)) || \
+	  ($(call apt_install,chromium)) || \
 	  echo "note: no Chromium and no way to install it; the browser tests will be skipped"
 
 # tshark checks the pcapng captures (tests/test_capture_*.py); they skip without it.
 tshark:
-	@command -v tshark >/dev/null 2>&1 || \
-	  (command -v apt-get >/dev/null 2>&1 && (DEBIAN_FRONTEND=noninteractive apt-get install -y tshark >/dev/null 2>&1 || \
-	   sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y tshark >/dev/null 2>&1)) || \
+	@command -v tshark >/dev/null 2>&1 || ($(call apt_install,tshark)) || \
 	  echo "note: no tshark and no way to install it; the capture cross-checks will be skipped"
 
 # clang, libbpf headers and bpftool build and register BPF schemes (docs/bpf-schemes.md,
 # tests/test_emu_bpf.py); without them those tests skip.
 bpf:
 	@(command -v clang >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1 && test -f /usr/include/bpf/bpf_helpers.h) || \
-	  (command -v apt-get >/dev/null 2>&1 && (DEBIAN_FRONTEND=noninteractive apt-get install -y clang llvm libbpf-dev bpftool >/dev/null 2>&1 || \
-	   sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y clang llvm libbpf-dev bpftool >/dev/null 2>&1)) || \
+	  ($(call apt_install,clang llvm libbpf-dev bpftool)) || \
 	  echo "note: no clang/libbpf/bpftool and no way to install them; the BPF scheme tests will be skipped"
 
 bench: build
