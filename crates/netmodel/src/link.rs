@@ -176,7 +176,33 @@ pub struct Link {
     csma: Option<Device>,
     /// Frames the channel dropped (MAC drops), taken with the other drops.
     mac_drops: Vec<PktMeta>,
+    /// Per-flow occupancy of a sending host's link (TCP small queues), when tracked.
+    host: Option<Box<HostQueue>>,
     pub stats: LinkStats,
+}
+
+/// What each flow has in a host's link — queued or being serialised — for TCP Small Queues
+/// (`sk_wmem_alloc` counts an skb until the device completes its transmission), and whether
+/// a flow waits for a transmission to complete (the link then wakes its owner at each one).
+#[derive(Default)]
+struct HostQueue {
+    /// flow -> (IP bytes, packets)
+    per_flow: HashMap<u32, (u64, u64)>,
+    waiting: bool,
+}
+
+impl HostQueue {
+    fn add(&mut self, p: &PktMeta) {
+        let e = self.per_flow.entry(p.flow).or_default();
+        e.0 += p.size as u64;
+        e.1 += 1;
+    }
+    fn sub(&mut self, p: &PktMeta) {
+        if let Some(e) = self.per_flow.get_mut(&p.flow) {
+            e.0 = e.0.saturating_sub(p.size as u64);
+            e.1 = e.1.saturating_sub(1);
+        }
+    }
 }
 
 impl Link {
@@ -219,6 +245,7 @@ impl Link {
                 (None, _) => None,
             },
             mac_drops: Vec::new(),
+            host: None,
             stats: LinkStats::default(),
         }
     }
@@ -255,6 +282,9 @@ impl Link {
             self.stats.lost_bytes += pkt.size as u64;
             return;
         }
+        if let Some(h) = self.host.as_deref_mut() {
+            h.add(&pkt); // count_drops takes it off again if the queue refuses it
+        }
         let before = self.drops.len();
         self.queue.enqueue(now, pkt, &mut self.drops);
         let accepted = !self.drops[before..].iter().any(|d| d.id == pkt.id);
@@ -286,7 +316,8 @@ impl Link {
             let own = self.tx.map(|(_, end, _)| end).into_iter().chain(d.next_wake());
             return own.chain(self.pipe.front().map(|&(_, t)| t)).min();
         }
-        let a = self.tx.and_then(|(_, end, arr)| (end != Nanos::MAX).then_some(arr));
+        let waiting = self.host.as_ref().is_some_and(|h| h.waiting);
+        let a = self.tx.and_then(|(_, end, arr)| (end != Nanos::MAX).then_some(if waiting { end } else { arr }));
         let b = if self.reorder {
             self.heap.peek().map(|Reverse(e)| e.0)
         } else {
@@ -349,6 +380,27 @@ impl Link {
         self.queue.len_packets()
     }
 
+    /// Track what each flow has in this link, queued or being serialised (a sending host's
+    /// link under TCP Small Queues).
+    pub fn track_host_queue(&mut self) {
+        self.host.get_or_insert_with(Default::default);
+    }
+
+    /// (IP bytes, packets) `flow` has in the link at `now`, queued or being serialised;
+    /// (0, 0) when not tracked.
+    pub fn host_queue(&mut self, now: Nanos, flow: u32) -> (u64, u64) {
+        self.advance(now);
+        self.host.as_ref().and_then(|h| h.per_flow.get(&flow).copied()).unwrap_or((0, 0))
+    }
+
+    /// A flow waits for a transmission to complete: [`Link::next_event_time`] then includes
+    /// the end of the current serialisation (the owner re-checks its waiters there).
+    pub fn set_host_waiting(&mut self, waiting: bool) {
+        if let Some(h) = self.host.as_deref_mut() {
+            h.waiting = waiting;
+        }
+    }
+
     pub fn queue_bytes(&self) -> u64 {
         self.queue.len_bytes()
     }
@@ -409,6 +461,9 @@ impl Link {
             self.tx = None;
             self.stats.tx_pkts += 1;
             self.stats.tx_bytes += p.size as u64;
+            if let Some(h) = self.host.as_deref_mut() {
+                h.sub(&p);
+            }
             if self.reorder {
                 self.heap_seq += 1;
                 self.heap.push(Reverse((arr, self.heap_seq, p.id, p.size, p.flow, p.ecn)));
@@ -457,6 +512,9 @@ impl Link {
                     self.tx = None;
                     self.stats.tx_pkts += 1;
                     self.stats.tx_bytes += p.size as u64;
+                    if let Some(h) = self.host.as_deref_mut() {
+                        h.sub(&p);
+                    }
                     self.pipe.push_back((p, arr));
                     let d = self.csma.as_mut().expect("csma link");
                     d.phase = Phase::Gap { until: end + d.ifg_ns };
@@ -493,6 +551,9 @@ impl Link {
                 self.stats.dropped_pkts += 1;
                 self.stats.dropped_bytes += p.size as u64;
                 self.stats.channel_drops += 1;
+                if let Some(h) = self.host.as_deref_mut() {
+                    h.sub(&p);
+                }
                 self.mac_drops.push(p);
                 self.csma_take_next(t);
             }
@@ -501,6 +562,9 @@ impl Link {
 
     fn count_drops(&mut self, from: usize) {
         for d in &self.drops[from..] {
+            if let Some(h) = self.host.as_deref_mut() {
+                h.sub(d);
+            }
             self.stats.dropped_pkts += 1;
             self.stats.dropped_bytes += d.size as u64;
             if self.delay_at_enqueue {

@@ -183,6 +183,9 @@ pub struct Sim {
     capture: Option<Box<Capture>>,
     /// Host/router timing noise (`None`: exact timing).
     noise: Option<Box<Noise>>,
+    /// Per link: connections stopped by TCP Small Queues on it, polled again when one of its
+    /// transmissions completes (empty unless a flow has `tsq` on).
+    tsq_waiters: Vec<Vec<u32>>,
 }
 
 impl Sim {
@@ -244,6 +247,7 @@ impl Sim {
             data_in_net: 0,
             cc_scratch: Vec::new(),
             drop_scratch: Vec::new(),
+            tsq_waiters: Vec::new(),
             ext,
             capture: None,
             noise: exp.host_noise.as_ref().map(|c| Box::new(Noise::new(c, exp.seed, n_links))),
@@ -413,6 +417,15 @@ impl Sim {
 
     fn on_link(&mut self, l: u32) {
         let now = self.now;
+        if self.tsq_waiters.get(l as usize).is_some_and(|w| !w.is_empty()) {
+            // A transmission may have completed: the throttled senders try again (each
+            // registers anew if it is still over its limit).
+            let waiters = std::mem::take(&mut self.tsq_waiters[l as usize]);
+            self.links[l as usize].set_host_waiting(false);
+            for c in waiters {
+                self.flush_sender(c);
+            }
+        }
         while let Some((m, _)) = self.links[l as usize].pop_arrival(now) {
             if self.capture.is_some() {
                 self.capture_exit(l, m);
@@ -642,7 +655,17 @@ impl Sim {
         let now = self.now;
         let f = self.conn_flow[c as usize];
         let first = self.routes[f as usize].0[0];
+        let tsq = self.sender_of(c).is_some_and(|s| s.uses_tsq());
+        if tsq {
+            self.links[first as usize].track_host_queue();
+        }
         loop {
+            if tsq {
+                let (b, n) = self.links[first as usize].host_queue(now, c);
+                if let Some(sender) = self.sender_of(c) {
+                    sender.set_host_queue(b, n);
+                }
+            }
             let Some(sender) = self.sender_of(c) else { return };
             let Some(seg) = sender.poll_transmit(now) else { break };
             let size = seg.ip_bytes();
@@ -656,6 +679,18 @@ impl Sim {
             let id = self.pkts.insert(Packet { flow: f, sent_ns: now, rec, size, seg: Seg::Data(seg) });
             self.stats.packets += 1;
             self.enqueue(first, PktMeta { id, size, flow: c, ecn });
+        }
+        if tsq && self.sender_of(c).is_some_and(|s| s.tsq_throttled()) {
+            if self.tsq_waiters.len() < self.links.len() {
+                self.tsq_waiters.resize(self.links.len(), Vec::new());
+            }
+            let w = &mut self.tsq_waiters[first as usize];
+            if !w.contains(&c) {
+                w.push(c);
+            }
+            self.links[first as usize].set_host_waiting(true);
+            let t = self.links[first as usize].next_event_time();
+            self.wake(Kind::Link, first, t);
         }
         let t = self.sender_of(c).and_then(|s| s.next_timer());
         self.wake(Kind::Sender, c, t);

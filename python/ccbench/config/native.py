@@ -26,10 +26,15 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
+#: F-RTO generations (`tcp: {frto: …}`; sim/src/tcp/sender/undo.rs)
+FRTO_MODES = ("rfc5682", "pre-3.10", "off")
+#: TCP Small Queues generations (`tcp: {tsq: …}`) and their `tcp_limit_output_bytes` default
+TSQ_MODES = {"off": None, "3.6": 131072, "3.12": 131072, "current": 4 << 20}
 TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("adv-win-scale"), Key("init-rwnd"), Key("drs"), Key("cc-generation"), Key("count-acks"), Key("push-ack"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
             Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
             Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("early-retransmit"), Key("sack-compression"), Key("profile"),
-            Key("pacing"), Key("min-tso-segs")]
+            Key("pacing"), Key("min-tso-segs"), Key("undo"), Key("frto"),
+            Key("tsq"), Key("limit-output-bytes")]
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("flows", ("count",)), Key("direction"), Key("start"),
               Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
@@ -227,6 +232,39 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
         # net.ipv4.tcp_min_tso_segs (default 2); written only when given
         tcp["min_tso_segs"] = get(t, "min-tso-segs", parse_int, errs, 2,
                                   what="a number of segments", minimum=1, maximum=255)
+    if "undo" in t:
+        # undo of spurious reductions (D-SACK, timestamps, F-RTO); written only when given
+        tcp["undo"] = get(t, "undo", parse_bool, errs, True)
+    if "frto" in t:
+        fv, fpath = t["frto"]
+        key = str(fv).strip().lower() if isinstance(fv, (str, int)) else None
+        key = {"0": "off", "false": "off", "none": "off", "2": "rfc5682", "rfc-5682": "rfc5682",
+               "pre3.10": "pre-3.10", "legacy": "pre-3.10"}.get(key, key)
+        if key in FRTO_MODES:
+            tcp["frto"] = key
+        else:
+            errs.error(fpath, f"frto {show(fv)} is not one of {', '.join(FRTO_MODES)}",
+                       "write frto: rfc5682 (Linux since 3.10, the default), frto: pre-3.10 "
+                       "(2.6.22-3.9: a spurious timeout is halved, not undone) or frto: off", fv)
+    if "tsq" in t:
+        # TCP Small Queues on the sender's first link; written only when given (off by default)
+        qv, qpath = t["tsq"]
+        key = str(qv).strip().lower() if isinstance(qv, (str, int, float, bool)) else None
+        key = {"false": "off", "none": "off", "true": "current", "on": "current",
+               "3.12.0": "3.12", "3.6.0": "3.6", "linux": "current"}.get(key, key)
+        if key in TSQ_MODES:
+            tcp["tsq"] = key
+            if TSQ_MODES[key] is not None and "limit-output-bytes" not in t:
+                tcp["limit_output_bytes"] = TSQ_MODES[key]
+        else:
+            errs.error(qpath, f"tsq {show(qv)} is not one of {', '.join(TSQ_MODES)}",
+                       "write tsq: current (today's TCP Small Queues), tsq: 3.12 (the dynamic "
+                       "limit of 3.12-4.x), tsq: 3.6 (a fixed 128 KiB) or tsq: off (the default)",
+                       qv)
+    if "limit-output-bytes" in t:
+        # net.ipv4.tcp_limit_output_bytes, TSQ's cap
+        tcp["limit_output_bytes"] = get(t, "limit-output-bytes", parse_payload_size, errs,
+                                        4 << 20, mss=mss, what="a size")
     if "pacing" in t:
         # fq: the sender paces at Linux's default rate (tcp_update_pacing_rate: 200 % of
         # cwnd/srtt in slow start, 120 % after) whatever its CC, as with the fq qdisc;

@@ -20,6 +20,7 @@ value is cited to the release and the commit (by subject) that changed it:
 | receive-buffer autotuning (`legacy_drs`) | `tcp_rcv_space_adjust`: buffer and `window_clamp` follow 2 × the bytes read per RTT; `rcvq_space` starts at the SYN-ACK's window; `tcp_fixup_rcvbuf` at establishment | 3.13 | "tcp: fix dynamic right sizing" (2 × bytes read + 16 segments, up to twice that while the bytes read grow) |
 | cwnd growth per ACK (`count_acks`) | slow start +1 per ACK, additive increase one credit per ACK (`tcp_slow_start(tp)`, `tcp_cong_avoid_ai(tp, w)`): with delayed ACKs about half the growth | packets ACKed: slow start in 3.13, additive increase in 3.19 | "tcp: properly handle stretch acks in slow start"; "tcp: fix the timid additive increase on stretch ACKs" (read in tcp_cong.c: 3.12.0 vs 3.13.10, 3.18.30 vs 3.19.0) |
 | ACK of a full-sized PSH segment (`push_ack`; the simulated sender marks PSH at each write's end in every profile: without `push_ack` only captures show it) | it waits for its pair or the delayed-ACK timer (only a segment shorter than the MSS sets `ICSK_ACK_PUSHED`) | 6.6 | "tcp: fix delayed ACKs for MSS boundary condition" (4720852ed9af: `tcp_measure_rcv_mss` sets `ICSK_ACK_PUSHED` for a full-sized segment with PSH; `tcp_cleanup_rbuf` ACKs it once read) |
+| F-RTO (`frto`; undo of spurious reductions — D-SACK, timestamps — is the same in every generation, `undo`) | `tcp_frto` = 2 of 2.6.22-3.9 (`tcp_enter_frto`, `tcp_process_frto`: the timeout keeps the window until two ACKs judge it; a spurious one is answered by `tcp_frto_response` 0, a rate-halving CWR to the halved ssthresh) | RFC 5682 in 3.10: the timeout reduces and marks as usual, new data after the first ACK, a spurious timeout is *undone* | "tcp: new F-RTO implementation" (e33099f96d99; tcp_process_loss, tcp_try_undo_loss(sk, true)) |
 | CUBIC (`cc_generation`: cubic's `generation` for CUBIC flows) | HyStart on jiffies with a 2 ms delay floor; no growth floor before the first loss | HyStart: 4 ms floor in 2.6.39, delay_min/8 in 3.19, µs clock, ACK-train cushion and pacing awareness in 5.6; growth ≥ 5 %/RTT before the first loss in 3.3; TCP-friendly estimate in packets (not ACKs) in 3.19; ≤ 1.5× per RTT in 4.0; epoch shift after idle in 4.3 | "tcp_cubic: make the delay threshold of HyStart less sensitive"; "tcp_cubic: refine Hystart delay threshold"; "tcp_cubic: better follow cubic curve after idle period" (30927520dbae); the others by release only (crates/sim/src/cc/cubic.rs `Era`) |
 
 The send buffer (`tcp_wmem` 4096 16384 4 MB) has the same defaults in every generation (`tcp_init`:
@@ -40,8 +41,8 @@ as a backport); the engine hands `cc_generation` to every scheme with a `generat
 parameter that the flow does not set (cubic today).
 
 Behaviours of those kernels that the simulator does **not** model, so every profile keeps
-today's: `tcp_time_to_recover`'s small-window rule before early retransmit, the F-RTO rewrite
-(3.10, "tcp: new F-RTO implementation"), TSQ (3.6, "tcp: TCP Small Queues"), the send-buffer
+today's: `tcp_time_to_recover`'s small-window rule before early retransmit, TSQ (3.6, "tcp: TCP
+Small Queues"), the send-buffer
 autotuning of 3.13, and the older forms of the congestion controls other than CUBIC (beyond
 the ACK counting of `tcp_slow_start` and `tcp_cong_avoid_ai` they share).
 docs/simulator.md measures what TSQ would change on the linux-evolution study's path. docs/experiment-file.md lists the profiles; HZ = 1000 is assumed for the
@@ -63,10 +64,12 @@ PROFILES: dict[str, dict] = {
     "linux-2.6.36": {"init_cwnd": 3, "initial_rto_ns": 3000 * MS, "tlp": False,
                      "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False,
                      "prr": False, "early_retransmit": False, **_RCV_2636,
-                     "cc_generation": 2_06_36, "count_acks": True, "push_ack": False},
+                     "cc_generation": 2_06_36, "count_acks": True, "push_ack": False,
+                     "frto": "pre-3.10"},
     "linux-3.7": {"init_cwnd": 10, "initial_rto_ns": 1000 * MS, "tlp": False,
                   "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False, "prr": True,
-                  **_RCV_37, "cc_generation": 3_07_00, "count_acks": True, "push_ack": False},
+                  **_RCV_37, "cc_generation": 3_07_00, "count_acks": True, "push_ack": False,
+                  "frto": "pre-3.10"},
     "linux-3.10": {"init_cwnd": 10, "initial_rto_ns": 1000 * MS, "tlp": True,
                    "rtt_granularity_ns": 1 * MS, "sack_compression": False, "rack": False, "prr": True,
                    **_RCV_37, "cc_generation": 3_10_00, "count_acks": True, "push_ack": False},

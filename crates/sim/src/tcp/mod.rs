@@ -22,6 +22,46 @@ pub const HDR_BYTES: u32 = 52;
 /// timestamps 10, window scale 3, padding) as Linux sends them.
 pub const SYN_BYTES: u32 = 60;
 
+/// F-RTO generation (`net.ipv4.tcp_frto` = 2 in every one; sender/undo.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+pub enum Frto {
+    /// No F-RTO (`tcp_frto` = 0): every RTO is a conventional timeout recovery.
+    #[serde(rename = "off")]
+    Off,
+    /// The F-RTO of 2.6.22-3.9 (`tcp_enter_frto` / `tcp_process_frto`, SACK-enhanced, RFC 4138
+    /// appendix B): the timeout keeps the window until two ACKs judge it; a spurious timeout is
+    /// answered by `tcp_frto_response` 0, a rate-halving CWR to the halved ssthresh.
+    #[serde(rename = "pre-3.10")]
+    Pre310,
+    /// RFC 5682 as rewritten in 3.10 ("tcp: new F-RTO implementation"): after the RTO
+    /// retransmission's ACK the sender sends new data; an ACK of never-retransmitted data then
+    /// shows the timeout spurious and the reduction is undone.
+    #[serde(rename = "rfc5682")]
+    Rfc5682,
+}
+
+/// TCP Small Queues generation (sender/output.rs `tsq_check`): how much of a sender's data may
+/// sit in its host's link (qdisc and device) before it stops and waits for a transmission to
+/// complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+pub enum Tsq {
+    /// No limit: everything the windows allow goes into the host's link at once.
+    #[serde(rename = "off")]
+    Off,
+    /// 3.6-3.11 ("tcp: TCP Small Queues", 46d3ceabd8d9): new data stops while the flow has
+    /// `limit_output_bytes` or more of skb truesize in the host's link.
+    #[serde(rename = "3.6")]
+    V3_6,
+    /// 3.12-4.x ("tcp: TSQ can use a dynamic limit", c9eeec26e32e): the limit is two skbs or
+    /// 1 ms at the pacing rate, at most `limit_output_bytes`.
+    #[serde(rename = "3.12")]
+    V3_12,
+    /// Today's `tcp_small_queue_check`: as 3.12, the cap only for unpaced flows, twice the
+    /// limit for retransmissions, and never while at most one skb is unacknowledged.
+    #[serde(rename = "current")]
+    Current,
+}
+
 /// Endpoint configuration (Linux defaults: include/net/tcp.h, Documentation/networking/ip-sysctl.rst).
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(default)]
@@ -102,6 +142,19 @@ pub struct TcpConfig {
     /// (Linux's default 2). The simulator uses it for the send buffer's skb accounting only:
     /// its sender does not form multi-segment sends.
     pub min_tso_segs: u32,
+    /// Undo of spurious reductions (`tcp_try_undo_recovery`, `_partial`, `_dsack`, `_loss`): the
+    /// reduction is reverted when D-SACKs show every retransmission of the episode was needless
+    /// or a timestamp echo shows the original arrived (Eifel detection, RFC 3522). Every Linux
+    /// generation has it; false only for ablation (sender/undo.rs).
+    pub undo: bool,
+    /// F-RTO, the spurious-RTO detection after a timeout (sender/undo.rs).
+    pub frto: Frto,
+    /// TCP Small Queues on the sender's first link. Off by default: the kernels ccbench
+    /// compares with see their link behind a TUN device (and ns-3 DCE's behind its NetDevice),
+    /// which frees each skb as it takes it, so TSQ never binds there (docs/simulator.md).
+    pub tsq: Tsq,
+    /// `net.ipv4.tcp_limit_output_bytes` (TSQ's cap): 131072 in 3.6, 4 MiB today.
+    pub limit_output_bytes: u64,
     /// `tcp_comp_sack_delay_ns` upper bound (1 ms). Linux uses min(this, rtt/20); see receiver.rs.
     pub comp_sack_delay_ns: u64,
     /// ECN negotiated (RFC 3168). Set per flow by the engine (`flow_tcp_config`).
@@ -145,6 +198,10 @@ impl Default for TcpConfig {
             prr: true,
             sack_compression: true,
             min_tso_segs: 2,
+            undo: true,
+            frto: Frto::Rfc5682,
+            tsq: Tsq::Off,
+            limit_output_bytes: 4 << 20,
             comp_sack_delay_ns: 1_000_000,
             ecn: false,
             ecn_precise_ack: false,

@@ -78,7 +78,7 @@ def host_sysctls(exp: dict) -> dict[str, str]:
     """Per-namespace sysctls of an experiment: IPv6 off, no cached metrics between flows,
     SACK as `tcp.sack`, receive buffers of at least twice the receive window (or `rmem`),
     send buffers as `wmem` (Linux's default 4096 16384 4MiB), slow start after idle, tail
-    loss probes, SACK compression and `tcp_min_tso_segs` as the `tcp` block says."""
+    loss probes, SACK compression, `tcp_min_tso_segs` and F-RTO as the `tcp` block says."""
     tcp = exp.get("tcp", {})
     buf = max(int(tcp.get("rwnd_bytes") or 32 << 20) * 2, 8 << 20)
     rmem = tcp.get("rmem") or [4096, 131072, buf]
@@ -101,6 +101,8 @@ def host_sysctls(exp: dict) -> dict[str, str]:
         "net.ipv4.tcp_recovery": "1" if tcp.get("rack", True) else "0",
         # the fewest segments tcp_tso_autosize puts in one skb (Linux's default 2)
         "net.ipv4.tcp_min_tso_segs": str(int(tcp.get("min_tso_segs", 2))),
+        # F-RTO: 0 = off; 2 (the default) = RFC 5682 since 3.10 (pre-3.10 has no switch here)
+        "net.ipv4.tcp_frto": "0" if tcp.get("frto") == "off" else "2",
     }
 
 

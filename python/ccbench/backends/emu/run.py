@@ -393,6 +393,17 @@ class Emulation(CommandFlows):
             # rate-halving (tcp: {prr: false}) is gone from kernels since 3.2: no switch for it
             "prr": {"requested": bool(self.exp.get("tcp", {}).get("prr", True)), "kernel": True,
                     "applied": bool(self.exp.get("tcp", {}).get("prr", True))},
+            # today's kernel runs RFC 5682 F-RTO (or none, tcp_frto = 0) and always undoes
+            # spurious reductions: the pre-3.10 F-RTO and `undo: false` are simulator-only
+            "frto": {"requested": self.exp.get("tcp", {}).get("frto", "rfc5682"),
+                     "kernel": "off" if self.exp.get("tcp", {}).get("frto") == "off" else "rfc5682",
+                     "applied": self.exp.get("tcp", {}).get("frto", "rfc5682") in ("rfc5682", "off")},
+            "undo": {"requested": bool(self.exp.get("tcp", {}).get("undo", True)), "kernel": True,
+                     "applied": bool(self.exp.get("tcp", {}).get("undo", True))},
+            # the kernel's TSQ sees only the TUN device, which orphans each skb it takes: it
+            # never binds on the emulated host link (`tsq` other than off is simulator-only)
+            "tsq": {"requested": self.exp.get("tcp", {}).get("tsq", "off"), "kernel": "current",
+                    "applied": self.exp.get("tcp", {}).get("tsq", "off") == "off"},
             "agents": agents,
             **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj", "repairs")} for e in self.bpf_entries]}
                if self.bpf_entries else {}),

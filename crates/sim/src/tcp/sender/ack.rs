@@ -4,7 +4,8 @@
 
 use super::{
     ceil_ms_ns, AckState, ConnState, TcpSender, EVER_RETRANS, FLAG_ACKED, FLAG_ACK_MAYBE_DELAYED, FLAG_CA_ALERT,
-    FLAG_DATA_ACKED, FLAG_DATA_SACKED, FLAG_DSACKING_ACK, FLAG_DSACK_TLP, FLAG_ECE, FLAG_NOT_DUP, FLAG_ORIG_SACK_ACKED,
+    FLAG_DATA_ACKED, FLAG_DATA_SACKED, FLAG_DSACKING_ACK, FLAG_DSACK_TLP, FLAG_ECE, FLAG_NONHEAD_RETRANS_ACKED,
+    FLAG_NOT_DUP, FLAG_ONLY_ORIG_SACKED, FLAG_ORIG_SACK_ACKED,
     FLAG_RETRANS_DATA_ACKED, FLAG_SET_XMIT_TIMER, FLAG_SND_UNA_ADVANCED, FLAG_WIN_UPDATE, LOST, MIN_RTT_WLEN_US,
     RETRANS_OUT, SACKED, TCP_MAX_REORDERING, TCP_RTO_MAX_NS,
 };
@@ -28,6 +29,10 @@ impl TcpSender {
         if ack.syn || ack.ack > self.sk.snd_nxt {
             return;
         }
+        self.ack_tsecr_ms = ack.tsecr_ns / 1_000_000;
+        self.rexmit_new = false;
+        self.hold_rtx = false;
+        self.frto_cwnd = false;
         let prior_snd_una = self.sk.snd_una;
         let prior_in_flight = self.sk.packets_in_flight();
         let prior_delivered = self.sk.delivered;
@@ -85,6 +90,9 @@ impl TcpSender {
         self.cc.in_ack_event(&mut self.sk, ev);
 
         flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut st);
+        if self.frto_counter > 0 {
+            self.frto_cwnd = self.process_frto_old(flag);
+        }
         self.rack_update_reo_wnd(&st.rs);
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack.ack, flag);
@@ -246,11 +254,18 @@ impl TcpSender {
         let mut flag = 0;
         let n = (ack.n_sack as usize).min(3);
         let first = if ack.dsack && n > 0 {
-            flag |= FLAG_DSACKING_ACK;
-            self.rack.dsack_seen = true;
-            if let (true, Some(h)) = (self.tlp_retrans, self.tlp_high_seq) {
-                if ack.sack[0].1 == h {
-                    flag |= FLAG_DSACK_TLP;
+            let (s, e) = ack.sack[0];
+            if self.dsack_seen(s, e) > 0 {
+                flag |= FLAG_DSACKING_ACK;
+                if let (true, Some(h)) = (self.tlp_retrans, self.tlp_high_seq) {
+                    if e == h && e - s <= self.cfg.mss as u64 {
+                        flag |= FLAG_DSACK_TLP;
+                    }
+                }
+                // tcp_dsack_seen: RACK widens its window only for D-SACKs after reordering
+                // was seen, and not for a TLP's.
+                if self.reord_seen > 0 && flag & FLAG_DSACK_TLP == 0 {
+                    self.rack.dsack_seen = true;
                 }
             }
             1
@@ -331,6 +346,9 @@ impl TcpSender {
                 if seg.end() <= self.high_seq {
                     flag |= FLAG_ORIG_SACK_ACKED;
                 }
+                if self.frto_counter > 0 && seg.end() <= self.frto_highmark {
+                    flag |= FLAG_ONLY_ORIG_SACKED;
+                }
                 if st.first_sackt_us.is_none() {
                     st.first_sackt_us = Some(seg.sent_us());
                 }
@@ -373,6 +391,9 @@ impl TcpSender {
                     self.sk.retrans_out -= 1;
                 }
                 flag |= FLAG_RETRANS_DATA_ACKED;
+                if pkts_acked > 0 {
+                    flag |= FLAG_NONHEAD_RETRANS_ACKED;
+                }
             } else if f & SACKED == 0 {
                 last_ackt = seg.sent_us();
                 if first_ackt.is_none() {

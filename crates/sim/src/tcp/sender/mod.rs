@@ -11,6 +11,7 @@
 //! | `rack.rs`     | `tcp_recovery.c`: RACK loss detection, reordering window                         |
 //! | `recovery.rs` | `tcp_input.c`: `tcp_fastretrans_alert`, PRR `tcp_cwnd_reduction`, `tcp_cong_control` |
 //! | `sndbuf.rs`   | `tcp.c`/`tcp_input.c`: send buffer (`tcp_wmem`, `tcp_sendmsg` limit, `tcp_sndbuf_expand`) |
+//! | `undo.rs`     | `tcp_input.c`: undo (`tcp_try_undo_*`, `tcp_undo_cwnd_reduction`), F-RTO (`tcp_process_loss`; 2.6-3.9 `tcp_enter_frto`, `tcp_process_frto`) |
 //! | `timer.rs`    | `tcp_timer.c` (+ `tcp_schedule_loss_probe` of `tcp_output.c`): RTO, TLP, reorder timer |
 //!
 //! Implemented:
@@ -50,8 +51,11 @@
 //! * RTT-measurement granularity (`rtt_granularity_ns`, `quantise_rtt_us`) for every RTT sample
 //!   the estimator, min_rtt and the CC see (RACK keeps µs).
 //!
-//! Not implemented (known simplifications): undo (D-SACK, timestamp/Eifel and F-RTO undo are all
-//! omitted: spurious reductions are never reverted), F-RTO, ECN nonce / AccECN,
+//! * undo of spurious reductions (`undo.rs`): D-SACK undo, timestamp (Eifel) undo at the end of
+//!   Recovery/Loss and on partial ACKs, and F-RTO — RFC 5682 as since 3.10, or the pre-3.10
+//!   algorithm with its rate-halving response (`TcpConfig::frto`).
+//!
+//! Not implemented (known simplifications): ECN nonce / AccECN,
 //! TSO/GSO and TSQ, Nagle, SACK reneging handling beyond resetting marks on RTO, partial ACKs of
 //! a segment, window scaling granularity, the 3 s `TCP_TIMEOUT_FALLBACK` and give-up limits.
 
@@ -67,6 +71,7 @@ mod rate;
 mod recovery;
 mod sndbuf;
 mod timer;
+mod undo;
 
 // Segment flags (Linux TCPCB_*).
 /// SACKed (`TCPCB_SACKED_ACKED`).
@@ -97,6 +102,12 @@ const FLAG_DSACKING_ACK: u32 = 0x800;
 const FLAG_SET_XMIT_TIMER: u32 = 0x1000;
 const FLAG_ACK_MAYBE_DELAYED: u32 = 0x10000;
 const FLAG_DSACK_TLP: u32 = 0x20000;
+/// A retransmitted segment other than the first one this ACK covers was ACKed (2.6-3.9
+/// `FLAG_NONHEAD_RETRANS_ACKED`, used by the pre-3.10 F-RTO).
+const FLAG_NONHEAD_RETRANS_ACKED: u32 = 0x40000;
+/// A never-retransmitted segment below `frto_highmark` was SACKed (pre-3.10
+/// `FLAG_ONLY_ORIG_SACKED`).
+const FLAG_ONLY_ORIG_SACKED: u32 = 0x80000;
 const FLAG_ACKED: u32 = FLAG_DATA_ACKED | FLAG_SYN_ACKED;
 const FLAG_NOT_DUP: u32 = FLAG_WIN_UPDATE | FLAG_ACKED;
 const FLAG_CA_ALERT: u32 = FLAG_DATA_SACKED | FLAG_ECE | FLAG_DSACKING_ACK;
@@ -301,6 +312,38 @@ pub struct TcpSender {
     ack_ece: bool,
     /// Duplicate ACKs carried by the ACK being processed (0 or 1; `num_dupack`).
     num_dupack: u32,
+
+    // Undo and F-RTO (undo.rs).
+    /// `undo_marker`: snd_una when the reduction began; None = nothing to undo.
+    undo_marker: Option<u64>,
+    /// `undo_retrans`: retransmissions of the episode not yet D-SACKed (−1: none sent).
+    undo_retrans: i32,
+    /// `retrans_stamp`: TSval (ms) of the episode's first retransmission.
+    retrans_stamp_ms: Option<u64>,
+    /// TSecr (ms) of the ACK being processed (0: none), for `tcp_tsopt_ecr_before`.
+    ack_tsecr_ms: u64,
+    /// `dsack_dups`: segments D-SACKed so far (`tcp_dsack_seen` ignores D-SACKs beyond
+    /// `total_retrans`).
+    dsack_dups: u64,
+    /// `tp->frto` (RFC 5682): F-RTO is judging the current timeout.
+    frto: bool,
+    /// `REXMIT_NEW`: this ACK's transmissions are new data (F-RTO step 2b), not retransmissions.
+    rexmit_new: bool,
+    /// F-RTO sent new data for this ACK: no retransmission until the next ACK or timer.
+    hold_rtx: bool,
+    /// Pre-3.10 F-RTO: `frto_counter` (0 = idle, 1 = waiting for the first ACK, 2 = second).
+    frto_counter: u8,
+    /// Pre-3.10 F-RTO: `frto_highmark`.
+    frto_highmark: u64,
+    /// Pre-3.10 F-RTO: this ACK must not grow cwnd (`frto_cwnd` in `tcp_ack`).
+    frto_cwnd: bool,
+
+    /// (IP bytes, packets) of this connection in its host's first link, as the engine last
+    /// told (TSQ).
+    host_q: (u64, u64),
+    /// The last poll stopped at TSQ's limit (`TSQ_THROTTLED`): poll again once a transmission
+    /// from the host's link completes.
+    tsq_throttled: bool,
 }
 
 impl TcpSender {
@@ -379,6 +422,19 @@ impl TcpSender {
             ecn_queue_cwr: false,
             ack_ece: false,
             num_dupack: 0,
+            undo_marker: None,
+            undo_retrans: -1,
+            retrans_stamp_ms: None,
+            ack_tsecr_ms: 0,
+            dsack_dups: 0,
+            frto: false,
+            rexmit_new: false,
+            hold_rtx: false,
+            frto_counter: 0,
+            frto_highmark: 0,
+            frto_cwnd: false,
+            host_q: (0, 0),
+            tsq_throttled: false,
         }
     }
 
@@ -507,4 +563,6 @@ impl TcpSender {
 mod tests;
 #[cfg(test)]
 mod app_tests;
+#[cfg(test)]
+mod undo_tests;
 

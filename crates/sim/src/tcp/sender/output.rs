@@ -3,8 +3,9 @@
 //! (`tcp_cwnd_restart`) and `tcp_cwnd_validate`.
 
 use super::{ConnState, Probe, TcpSender, TimerKind, TxSeg, EVER_RETRANS, LOST, PACING_FREE_SEGS, PSH, RETRANS_OUT, SACKED};
+use super::sndbuf::SKB_HEAD_TRUESIZE;
 use crate::cc::{CaEvent, CaState};
-use crate::tcp::DataSeg;
+use crate::tcp::{DataSeg, Tsq};
 
 impl TcpSender {
     #[inline]
@@ -79,9 +80,26 @@ impl TcpSender {
             return None;
         }
         self.pacing_blocked = false;
+        self.tsq_throttled = false;
+        // F-RTO step 2b (REXMIT_NEW): new data instead of retransmissions for this ACK.
+        if self.rexmit_new {
+            if self.has_new_data()
+                && self.sk.packets_in_flight() < self.sk.cwnd
+                && self.snd_wnd_ok(self.sk.snd_nxt + self.next_len() as u64)
+            {
+                if self.tsq_check(false) {
+                    return self.tsq_stop();
+                }
+                return Some(self.send_new());
+            }
+            self.frto_new_data_done();
+        }
         // tcp_xmit_retransmit_queue: lost segments first, within cwnd.
-        if self.sk.lost_out > self.sk.retrans_out && self.sk.packets_in_flight() < self.sk.cwnd {
+        if !self.hold_rtx && self.sk.lost_out > self.sk.retrans_out && self.sk.packets_in_flight() < self.sk.cwnd {
             if let Some(i) = self.next_lost() {
+                if self.tsq_check(true) {
+                    return self.tsq_stop();
+                }
                 return Some(self.retransmit(i, true));
             }
         }
@@ -90,8 +108,61 @@ impl TcpSender {
             && self.sk.packets_in_flight() < self.sk.cwnd
             && self.snd_wnd_ok(self.sk.snd_nxt + self.next_len() as u64)
         {
+            if self.tsq_check(false) {
+                return self.tsq_stop();
+            }
             return Some(self.send_new());
         }
+        self.end_burst();
+        None
+    }
+
+    /// The engine's count of what this connection has in its host's first link, queued or
+    /// being serialised (IP bytes, packets); read by TSQ before each transmission.
+    pub fn set_host_queue(&mut self, bytes: u64, pkts: u64) {
+        self.host_q = (bytes, pkts);
+    }
+
+    /// TSQ is on for this connection (the engine then tracks its host link).
+    pub fn uses_tsq(&self) -> bool {
+        self.cfg.tsq != Tsq::Off
+    }
+
+    /// The last poll stopped at TSQ's limit: poll again after a transmission completes.
+    pub fn tsq_throttled(&self) -> bool {
+        self.tsq_throttled
+    }
+
+    /// `tcp_small_queue_check` (and 3.6's test in `tcp_write_xmit`): the flow has too much in
+    /// its host's link to send another skb. `sk_wmem_alloc` counts skb truesize: each packet's
+    /// payload plus one skb head ([`sndbuf::SKB_HEAD_TRUESIZE`]).
+    fn tsq_check(&self, retrans: bool) -> bool {
+        let (bytes, pkts) = self.host_q;
+        let alloc = (bytes + pkts * SKB_HEAD_TRUESIZE).saturating_sub(pkts * crate::tcp::HDR_BYTES as u64);
+        let skb = self.cfg.mss as u64 + SKB_HEAD_TRUESIZE;
+        let per_ms = (self.sk.pacing_rate_bps / 8.0) as u64 >> 10;
+        let cap = self.cfg.limit_output_bytes;
+        match self.cfg.tsq {
+            Tsq::Off => false,
+            // 3.x: retransmissions were not held back (tcp_xmit_retransmit_queue had no check)
+            Tsq::V3_6 => !retrans && alloc >= cap,
+            Tsq::V3_12 => !retrans && alloc > (2 * skb).max(per_ms).min(cap),
+            Tsq::Current => {
+                let mut limit = (2 * skb).max(per_ms);
+                if !self.sk.is_paced() {
+                    limit = limit.min(cap);
+                }
+                if retrans {
+                    limit <<= 1;
+                }
+                // tcp_rtx_queue_empty_or_single_skb: no TX completion to wait for
+                alloc > limit && self.sent_skbs > 1
+            }
+        }
+    }
+
+    fn tsq_stop(&mut self) -> Option<DataSeg> {
+        self.tsq_throttled = true;
         self.end_burst();
         None
     }
@@ -179,9 +250,14 @@ impl TcpSender {
     pub(super) fn retransmit(&mut self, i: usize, account: bool) -> DataSeg {
         let now = self.sk.now_ns;
         let mut seg = self.rtx[i];
-        if account && seg.flags & LOST != 0 && seg.flags & RETRANS_OUT == 0 {
-            seg.flags |= RETRANS_OUT;
-            self.sk.retrans_out += 1;
+        if account {
+            // tcp_retransmit_skb: in flight again (the pre-3.10 F-RTO's RTO retransmission
+            // is of a head not marked lost), the episode's stamp and count for undo
+            if seg.flags & RETRANS_OUT == 0 {
+                seg.flags |= RETRANS_OUT;
+                self.sk.retrans_out += 1;
+            }
+            self.undo_note_retransmit();
         }
         seg.flags |= EVER_RETRANS;
         seg.sent_ns = now;

@@ -33,6 +33,7 @@ impl TcpSender {
 
     /// `tcp_try_to_open`: an ECE enters CWR (once per window: not while already reducing).
     pub(super) fn try_to_open(&mut self, flag: u32) {
+        self.clear_retrans_stamp_if_done();
         if flag & FLAG_ECE != 0 {
             self.enter_cwr();
         }
@@ -45,6 +46,7 @@ impl TcpSender {
     pub(super) fn enter_cwr(&mut self) {
         self.prior_ssthresh = 0;
         if self.sk.ca_state < CaState::Cwr {
+            self.undo_marker = None;
             self.init_cwnd_reduction();
             if !self.cfg.prr {
                 // 2.6.x tcp_enter_cwr: cwnd = min(cwnd, in_flight + 1) at once
@@ -70,12 +72,12 @@ impl TcpSender {
         }
     }
 
-    /// `tcp_end_cwnd_reduction` (undo is not modelled, so the reduction always completes).
+    /// `tcp_end_cwnd_reduction`: cwnd to ssthresh in CWR, or in Recovery unless undone.
     pub(super) fn end_cwnd_reduction(&mut self) {
         if self.cc.has_cong_control() {
             return;
         }
-        if self.sk.ssthresh < TCP_INFINITE_SSTHRESH {
+        if self.sk.ssthresh < TCP_INFINITE_SSTHRESH && (self.sk.ca_state == CaState::Cwr || self.undo_marker.is_some()) {
             // PRR ends at ssthresh; rate-halving (before 3.2, tcp_complete_cwr) at most there
             self.sk.cwnd = if self.cfg.prr { self.sk.ssthresh } else { self.sk.cwnd.min(self.sk.ssthresh) };
             self.snd_cwnd_stamp_ns = self.sk.now_ns;
@@ -85,6 +87,7 @@ impl TcpSender {
 
     pub(super) fn enter_recovery(&mut self) {
         self.prior_ssthresh = 0;
+        self.init_undo();
         if !self.in_cwnd_reduction() {
             self.prior_ssthresh = self.sk.current_ssthresh();
             self.init_cwnd_reduction();
@@ -106,23 +109,17 @@ impl TcpSender {
         }
     }
 
-    /// Leaving Recovery/Loss without undo (`tcp_try_undo_recovery` when undo is impossible).
-    pub(super) fn finish_recovery(&mut self) {
-        if self.rack.reo_wnd_persist > 0 {
-            self.rack.reo_wnd_persist -= 1;
-        }
-        self.set_ca_state(CaState::Open);
-    }
-
-    pub(super) fn fastretrans_alert(&mut self, _prior_snd_una: u64, flag: &mut u32, _ack: &AckSeg) {
+    pub(super) fn fastretrans_alert(&mut self, prior_snd_una: u64, flag: &mut u32, _ack: &AckSeg) {
         if self.sk.packets_out == 0 && self.sk.sacked_out > 0 {
             self.sk.sacked_out = 0;
         }
         if *flag & FLAG_ECE != 0 {
             self.prior_ssthresh = 0;
         }
-        // State exit once high_seq is ACKed.
-        if self.sk.ca_state != CaState::Open && self.sk.snd_una >= self.high_seq {
+        // D. State exit once high_seq is ACKed.
+        if self.sk.ca_state == CaState::Open {
+            self.retrans_stamp_ms = None;
+        } else if self.sk.snd_una >= self.high_seq {
             match self.sk.ca_state {
                 CaState::Cwr => {
                     if self.sk.snd_una != self.high_seq {
@@ -133,41 +130,41 @@ impl TcpSender {
                 CaState::Recovery => {
                     if self.reno {
                         self.sk.sacked_out = 0; // tcp_reset_reno_sack
-                        // tcp_try_undo_recovery: "Hold old state until something *above*
-                        // high_seq is ACKed. For Reno it is MUST to prevent false fast
-                        // retransmits (RFC2582)."
-                        if self.sk.snd_una == self.high_seq {
-                            return;
-                        }
                     }
-                    self.finish_recovery();
+                    if self.try_undo_recovery() {
+                        return;
+                    }
                     self.end_cwnd_reduction();
                 }
                 _ => {}
             }
         }
+        // E. Process the state.
         let num_dupack = self.num_dupack;
         match self.sk.ca_state {
             CaState::Recovery => {
-                if *flag & FLAG_SND_UNA_ADVANCED == 0 && self.reno {
-                    self.add_reno_sack(num_dupack);
+                if *flag & FLAG_SND_UNA_ADVANCED == 0 {
+                    if self.reno {
+                        self.add_reno_sack(num_dupack);
+                    }
+                } else if self.try_undo_partial(prior_snd_una) {
+                    return;
+                }
+                if self.try_undo_dsack() {
+                    self.try_to_open(*flag);
                 }
                 self.identify_packet_loss(flag);
+                if self.sk.ca_state != CaState::Recovery {
+                    // Undo reverted the recovery: a loss still evident starts a new one.
+                    if self.sk.lost_out == 0 {
+                        return;
+                    }
+                    self.enter_recovery();
+                }
                 return;
             }
             CaState::Loss => {
-                // tcp_process_loss (no F-RTO, no undo)
-                if self.sk.snd_una >= self.high_seq {
-                    if !(self.reno && self.sk.snd_una == self.high_seq) {
-                        self.finish_recovery();
-                    }
-                } else if self.reno {
-                    if self.sk.snd_nxt > self.high_seq && num_dupack > 0 {
-                        self.add_reno_sack(num_dupack);
-                    } else if *flag & FLAG_SND_UNA_ADVANCED != 0 {
-                        self.sk.sacked_out = 0;
-                    }
-                }
+                self.process_loss(*flag, num_dupack);
                 self.identify_packet_loss(flag);
                 if !(self.sk.ca_state == CaState::Open || *flag & FLAG_LOST_RETRANS != 0) {
                     return;
@@ -180,6 +177,14 @@ impl TcpSender {
                 self.sk.sacked_out = 0;
             }
             self.add_reno_sack(num_dupack);
+        }
+        if self.sk.ca_state <= CaState::Disorder {
+            self.try_undo_dsack();
+        }
+        if self.frto_counter > 0 {
+            // 2.6-3.9 tcp_time_to_recover: "Do not perform any recovery during F-RTO algorithm"
+            self.try_to_open(*flag);
+            return;
         }
         self.identify_packet_loss(flag);
         if self.sk.lost_out == 0 {
@@ -251,7 +256,7 @@ impl TcpSender {
             } else {
                 flag & FLAG_DATA_ACKED != 0
             };
-            if may_raise {
+            if may_raise && !self.frto_cwnd {
                 self.cc.cong_avoid(&mut self.sk, acked_sacked);
                 self.snd_cwnd_stamp_ns = self.sk.now_ns;
             }

@@ -183,7 +183,8 @@ fn rack_reorder_window_defers_marking_with_one_sack() {
 
 #[test]
 fn prr_proportional_reduction_amounts() {
-    let mut s = established(&cfg_iw(20), Box::new(Reno::new()), 10 * MS);
+    // Undo off: the delayed original below would otherwise revert the reduction (undo_tests.rs).
+    let mut s = established(&TcpConfig { undo: false, ..cfg_iw(20) }, Box::new(Reno::new()), 10 * MS);
     let t0 = 10 * MS;
     assert_eq!(send_all(&mut s, t0).len(), 20);
     // ACK seg 0, SACK 2..5: seg 1 lost. ssthresh = 10, prior_cwnd = 20, in_flight = 19−3−1 = 15.

@@ -6,6 +6,7 @@ use super::{
     ceil_ms_ns, ConnState, Probe, TcpSender, TimerKind, SACKED, TCP_REORDERING, TCP_RTO_MAX_NS, TCP_TIMEOUT_MIN_NS,
 };
 use crate::cc::{CaEvent, CaState};
+use crate::tcp::Frto;
 
 impl TcpSender {
     /// Earliest of RTO / TLP / RACK reorder / pacing release.
@@ -44,6 +45,8 @@ impl TcpSender {
         if self.state != ConnState::Established || self.completed_at.is_some() {
             return;
         }
+        self.hold_rtx = false;
+        self.rexmit_new = false;
         match kind {
             TimerKind::Retrans => self.retransmit_timer(),
             TimerKind::LossProbe => self.send_loss_probe(),
@@ -57,7 +60,11 @@ impl TcpSender {
         if self.sk.packets_out == 0 {
             return;
         }
-        self.enter_loss();
+        if self.use_frto_old() {
+            self.enter_frto_old();
+        } else {
+            self.enter_loss();
+        }
         self.retransmits += 1;
         self.force_head_rtx = true;
         self.backoff += 1;
@@ -65,8 +72,10 @@ impl TcpSender {
         self.timer = Some((self.sk.now_ns + self.sk.rto_ns, TimerKind::Retrans));
     }
 
-    /// `tcp_enter_loss` (no F-RTO).
+    /// `tcp_enter_loss` (with RFC 5682 F-RTO's `tp->frto`).
     pub(super) fn enter_loss(&mut self) {
+        let new_recovery = self.sk.ca_state < CaState::Recovery;
+        self.frto_counter = 0;
         let now_us = self.sk.now_us as i64;
         // tcp_timeout_mark_lost
         let is_reneg = self.rtx.front().map_or(false, |s| s.flags & SACKED != 0);
@@ -99,6 +108,7 @@ impl TcpSender {
             self.sk.prior_cwnd = self.sk.cwnd;
             self.sk.ssthresh = self.cc.ssthresh(&mut self.sk);
             self.cc.cwnd_event(&mut self.sk, CaEvent::Loss);
+            self.init_undo();
         }
         self.sk.cwnd = self.sk.packets_in_flight() + 1;
         self.sk.snd_cwnd_cnt = 0;
@@ -112,6 +122,9 @@ impl TcpSender {
         if self.sk.ecn_ok {
             self.ecn_queue_cwr = true; // tcp_ecn_queue_cwr
         }
+        // F-RTO (RFC 5682 §3.1 step 1): unless a recovery is under way, except for a repeated
+        // timeout on the same snd_una (§3.2).
+        self.frto = self.cfg.frto == Frto::Rfc5682 && (new_recovery || self.retransmits > 0);
     }
 
     /// `tcp_schedule_loss_probe`.
