@@ -94,8 +94,10 @@ impl TcpSender {
             if s.flags & SACKED != 0 {
                 continue;
             }
-            if i > 0 && rack_rtt - (now_us - s.sent_us() as i64) > 0 {
-                continue; // recently sent: not marked lost yet
+            // With RACK (4.4+, `tcp_is_rack`) a packet sent within rack.rtt is not marked lost
+            // yet; before RACK tcp_enter_loss marked every un-SACKed packet.
+            if self.cfg.rack && i > 0 && rack_rtt - (now_us - s.sent_us() as i64) > 0 {
+                continue;
             }
             self.mark_lost(i);
         }

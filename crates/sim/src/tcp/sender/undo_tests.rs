@@ -239,3 +239,26 @@ fn frto_before_3_10_enters_loss_when_the_new_data_is_sacked() {
     assert_eq!(r.len(), 3);
     assert!(r.iter().all(|d| d.retrans) && r[0].seq == b(1));
 }
+
+#[test]
+fn timeout_marks_recently_sent_packets_lost_only_without_rack() {
+    // tcp_enter_loss before RACK (rack: false, the 2.6.36-3.12 profiles) marks every
+    // un-SACKed packet lost; with RACK (tcp_timeout_mark_lost) a packet sent within rack.rtt
+    // of the timeout is left for RACK to judge.
+    // 12 out at the timeout: segments 2-9 sent 15 ms before it, 4 more 5 ms before it.
+    for (rack, want) in [(false, 12), (true, 8)] {
+        let c = TcpConfig { rack, frto: Frto::Off, ..cfg(10, Frto::Off) };
+        let mut s = established(&c, 10 * MS);
+        let t0 = 10 * MS;
+        assert_eq!(send_all(&mut s, t0).len(), 10);
+        // An ACK of the first 2 segments 10 ms later gives rack.rtt = 10 ms and opens room
+        // for 2 more (slow start: cwnd 12) sent right then.
+        s.on_ack(t0 + 10 * MS, &ack(b(2), &[], t0));
+        assert_eq!(send_all(&mut s, t0 + 10 * MS).len(), 4);
+        // The RTO fires 5 ms after the last sends: those are within rack.rtt.
+        s.timer = Some((t0 + 15 * MS, TimerKind::Retrans));
+        s.on_timer(t0 + 15 * MS);
+        assert_eq!(s.sock().ca_state, CaState::Loss);
+        assert_eq!(s.sock().lost_out, want, "rack {rack}");
+    }
+}
