@@ -35,9 +35,11 @@ FLOW_LIFE = 300.0     # s of every flow at full scale
 # senders and 4.19's BBR settles it: not at 0.25 BDP, clearly from 0.75 BDP.
 KNOWN: dict[str, str] = {
     "shallow-loss": (
-        "at 0.25 BDP the two losses overlap run to run (full scale, paced senders, 4.19 BBR: "
-        "BBR 9.1-12.5 %, BBR_Shallow 10.6-12.1 % over 3 rates x 3 trials; means 10.98 vs "
-        "11.16 %; at 0.5 BDP BBR_Shallow is lower at 80 and 120 Mbit/s, higher at 40): the 4 "
+        "at 0.25 BDP the two losses are the same within the run-to-run spread (full scale, "
+        "paced senders, 4.19 BBR, 3 rates x 3 trials: means 10.76 vs 10.98 %, difference "
+        "-0.22 ± 0.89 points; the sign of the means has flipped with model changes that "
+        "touch neither algorithm, e.g. 11.16 vs 10.98 % before undo was modelled; at 0.5 "
+        "BDP BBR_Shallow is lower at 80 and 120 Mbit/s, higher at 40): the 4 "
         "flows are rarely cwnd-limited there (medium scale, commit f750a74, after 10 s: mean "
         "inflight 97/102/8/19 packets per flow under a cwnd of 146/155/14/31 with gain 2 and "
         "107/15/91/18 under 134/21/114/25 with gain 1.5), so the cwnd gain seldom binds and "
@@ -147,6 +149,21 @@ def _mean(df: pl.DataFrame, variant: str, col: str, *, bdp=None, rate=None) -> f
     return float(v) if v is not None else float("nan")
 
 
+def _diff90(df: pl.DataFrame, a: str, b: str, col: str, *, bdp) -> tuple[float, float]:
+    """Mean of ``a``'s runs minus mean of ``b``'s (all rates) at ``bdp``, and the half-width of
+    its 90 % normal-approximation interval (Welch)."""
+    def runs(v):
+        return [x for x in df.filter((pl.col("variant") == v) & (pl.col("bdp") == bdp))[col].to_list()
+                if x is not None and not math.isnan(x)]
+    xa, xb = runs(a), runs(b)
+    if len(xa) < 2 or len(xb) < 2:
+        return float("nan"), float("nan")
+    ma, mb = sum(xa) / len(xa), sum(xb) / len(xb)
+    va = sum((x - ma) ** 2 for x in xa) / (len(xa) - 1)
+    vb = sum((x - mb) ** 2 for x in xb) / (len(xb) - 1)
+    return ma - mb, 1.645 * math.sqrt(va / len(xa) + vb / len(xb))
+
+
 def crossing(points: list[tuple[float, float]], level: float = 0.5) -> float | None:
     """The buffer (BDP) at which the share first falls through ``level``, interpolated in
     log(buffer); None if it never does."""
@@ -212,9 +229,12 @@ def analyse(ctx: Ctx) -> Output:
     ls = _mean(df, "shallow-4", "loss_pct", bdp=lo)
     qs = _mean(df, "shallow-4", "queue_bdp", bdp=hi)
     cross_s = crossing(_share_curve(df, "shallow-2+2"))
+    d, hw = _diff90(df, "shallow-4", "bbr-4", "loss_pct", bdp=lo)
     out.checks.append(Check(
         "BBR_Shallow (cwnd_gain 1.5): less loss than BBR in shallow buffers",
-        ls < loss_sh, f"loss {ls:.2f} % vs BBR's {loss_sh:.2f} % at {lo} BDP (4 flows)",
+        d + hw < 0,  # lower beyond the run-to-run spread, not by the luck of a trial
+        f"loss {ls:.2f} % vs BBR's {loss_sh:.2f} % at {lo} BDP (4 flows); difference "
+        f"{d:+.2f} ± {hw:.2f} points (90 % interval over the runs)",
         known=known(ctx, "shallow-loss")))
     out.checks.append(Check(
         "BBR_Shallow: a smaller standing queue than BBR in deep buffers",
