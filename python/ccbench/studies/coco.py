@@ -56,7 +56,7 @@ KNOWN_REDUCED: dict[str, str] = {
         "measured on the simulator at 60 s (seeds 1 and 2, commit a5af307), BBR's share is "
         "0.03 in 0-10 s (its min_rtt is the empty path's until the 10-s window expires, while "
         "CUBIC fills the 1000-packet queue), 0.11-0.16 in 10-20 s and 0.41-0.45 after 20 s; "
-        "over 60 s it is 0.31 on the simulator (full scale) and 0.36 on this machine's kernel "
+        "over 60 s it is 0.30 on the simulator (full scale) and 0.36 on this machine's kernel "
         "(BBR 36.0, CUBIC 64.0 Mbit/s, one medium-scale run)"),
 }
 
