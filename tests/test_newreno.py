@@ -19,11 +19,8 @@ DURATION = 6
 def _run(tmp_path, name, flows, **top):
     # Exact timing: the test counts the losses of one slow-start overshoot burst.
     top.setdefault("host", {"noise": "exact"})
-    # A fixed receive window: the test isolates the sender's recovery logic. With the default
-    # autotuned window (128 KiB rcvbuf at this point) the ~40 out-of-order segments of the
-    # burst close the advertised window and the NewReno repair stalls into an RTO at 0.52 s;
-    # whether Linux's receiver (OFO pruning, zero-window probes) does the same is an open
-    # question recorded in docs/simulator.md, not what this test is about.
+    # A fixed receive window: the test isolates the sender's recovery logic from the
+    # receiver's window (docs/simulator.md, "Many holes in a small receive buffer").
     # A large send buffer from the start likewise (tcp_wmem default = max: the buffer never
     # shrinks). With Linux's default tcp_wmem the autotuned buffer (2 × the slow-start cwnd ×
     # 2304 B) fills during this 40-RTT repair, because it counts every byte above snd_una; new

@@ -523,8 +523,10 @@ impl TcpReceiver {
         } else {
             self.ecn_check_ce(seg);
             self.queue_ofo(seq, end);
-            // tcp_data_queue_ofo ends with tcp_grow_window too.
-            if self.win.grow(seg.len, self.ofo_bytes()) {
+            // tcp_data_queue_ofo ends with tcp_grow_window too, for SACK flows only: a window
+            // change would stop a non-SACK sender counting the ACK as a duplicate ("tcp: grow
+            // window for OOO packets only for SACK flows", 662051215c75, 5.8 and 5.4.50).
+            if self.sack && self.win.grow(seg.len, self.ofo_bytes()) {
                 self.quick |= 1;
             }
             self.ack_scheduled = true;
@@ -941,6 +943,38 @@ mod tests {
         let mut r = TcpReceiver::new(&cfg);
         r.on_data(5, &DataSeg { syn: true, tsval_ns: 5, ..Default::default() });
         assert_eq!(drain(&mut r, 5)[0].rwnd, 32 << 20);
+    }
+
+    #[test]
+    fn out_of_order_data_grows_the_window_only_with_sack() {
+        // 662051215c75: a non-SACK receiver keeps its window on out-of-order data so that the
+        // sender counts the ACKs as duplicates; a SACK receiver grows it (tcp_grow_window).
+        for sack in [false, true] {
+            // A buffer (1 MiB) larger than the window the SYN-ACK offered, so that
+            // rcv_ssthresh, not the free space, bounds the window.
+            let cfg = TcpConfig { sack, rmem: [4096, 1 << 20, 32 << 20], ..TcpConfig::default() };
+            let mut r = TcpReceiver::new(&cfg);
+            r.on_data(0, &DataSeg { syn: true, ..Default::default() });
+            drain(&mut r, 0);
+            r.on_data(1_000, &seg(0));
+            drain(&mut r, 1_000);
+            let mut wins = Vec::new();
+            for i in 2..8u64 {
+                let now = i * 1_000;
+                r.on_data(now, &seg(i)); // segment 1 is missing
+                for a in drain(&mut r, now) {
+                    assert_eq!(a.ack, MSS as u64);
+                    wins.push(a.rwnd);
+                }
+            }
+            assert_eq!(wins.len(), 6, "sack {sack}: one ACK per out-of-order segment");
+            let changed = wins.windows(2).filter(|w| w[0] != w[1]).count();
+            if sack {
+                assert!(changed > 0, "sack: the window grows {wins:?}");
+            } else {
+                assert_eq!(changed, 0, "non-SACK: every duplicate ACK carries the same window {wins:?}");
+            }
+        }
     }
 
     #[test]
