@@ -56,7 +56,7 @@
 //!   algorithm with its rate-halving response (`TcpConfig::frto`).
 //!
 //! Not implemented (known simplifications): ECN nonce / AccECN,
-//! TSO/GSO and TSQ, Nagle, SACK reneging handling beyond resetting marks on RTO, partial ACKs of
+//! TSO/GSO (TSQ is opt-in: `TcpConfig::tsq`, output.rs), Nagle, SACK reneging handling beyond resetting marks on RTO, partial ACKs of
 //! a segment, window scaling granularity, the 3 s `TCP_TIMEOUT_FALLBACK` and give-up limits.
 
 use std::collections::VecDeque;
