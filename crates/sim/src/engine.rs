@@ -247,7 +247,7 @@ impl Sim {
             data_in_net: 0,
             cc_scratch: Vec::new(),
             drop_scratch: Vec::new(),
-            tsq_waiters: Vec::new(),
+            tsq_waiters: vec![Vec::new(); n_links],
             ext,
             capture: None,
             noise: exp.host_noise.as_ref().map(|c| Box::new(Noise::new(c, exp.seed, n_links))),
@@ -417,7 +417,7 @@ impl Sim {
 
     fn on_link(&mut self, l: u32) {
         let now = self.now;
-        if self.tsq_waiters.get(l as usize).is_some_and(|w| !w.is_empty()) {
+        if !self.tsq_waiters[l as usize].is_empty() {
             // A transmission may have completed: the throttled senders try again (each
             // registers anew if it is still over its limit).
             let waiters = std::mem::take(&mut self.tsq_waiters[l as usize]);
@@ -681,9 +681,6 @@ impl Sim {
             self.enqueue(first, PktMeta { id, size, flow: c, ecn });
         }
         if tsq && self.sender_of(c).is_some_and(|s| s.tsq_throttled()) {
-            if self.tsq_waiters.len() < self.links.len() {
-                self.tsq_waiters.resize(self.links.len(), Vec::new());
-            }
             let w = &mut self.tsq_waiters[first as usize];
             if !w.contains(&c) {
                 w.push(c);

@@ -32,7 +32,6 @@ impl TcpSender {
         self.ack_tsecr_ms = ack.tsecr_ns / 1_000_000;
         self.rexmit_new = false;
         self.hold_rtx = false;
-        self.frto_cwnd = false;
         let prior_snd_una = self.sk.snd_una;
         let prior_in_flight = self.sk.packets_in_flight();
         let prior_delivered = self.sk.delivered;
@@ -90,9 +89,8 @@ impl TcpSender {
         self.cc.in_ack_event(&mut self.sk, ev);
 
         flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut st);
-        if self.frto_counter > 0 {
-            self.frto_cwnd = self.process_frto_old(flag);
-        }
+        // pre-3.10 F-RTO: `frto_cwnd`, no cwnd growth on this ACK
+        let hold_cwnd = self.frto_counter > 0 && self.process_frto_old(flag);
         self.rack_update_reo_wnd(&st.rs);
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack.ack, flag);
@@ -114,7 +112,7 @@ impl TcpSender {
         st.rs.is_ack_delayed = flag & FLAG_ACK_MAYBE_DELAYED != 0;
         let mut rs = st.rs;
         self.rate_gen(delivered, lost, &mut rs);
-        self.cong_control(delivered, flag, &rs);
+        self.cong_control(delivered, flag, &rs, hold_cwnd);
         self.check_space();
 
         if let Some(total) = self.app_bytes {

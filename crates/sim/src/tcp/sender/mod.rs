@@ -335,8 +335,6 @@ pub struct TcpSender {
     frto_counter: u8,
     /// Pre-3.10 F-RTO: `frto_highmark`.
     frto_highmark: u64,
-    /// Pre-3.10 F-RTO: this ACK must not grow cwnd (`frto_cwnd` in `tcp_ack`).
-    frto_cwnd: bool,
 
     /// (IP bytes, packets) of this connection in its host's first link, as the engine last
     /// told (TSQ).
@@ -432,7 +430,6 @@ impl TcpSender {
             hold_rtx: false,
             frto_counter: 0,
             frto_highmark: 0,
-            frto_cwnd: false,
             host_q: (0, 0),
             tsq_throttled: false,
         }

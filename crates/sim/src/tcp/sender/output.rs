@@ -81,21 +81,18 @@ impl TcpSender {
         }
         self.pacing_blocked = false;
         self.tsq_throttled = false;
-        // F-RTO step 2b (REXMIT_NEW): new data instead of retransmissions for this ACK.
-        if self.rexmit_new {
-            if self.has_new_data()
-                && self.sk.packets_in_flight() < self.sk.cwnd
-                && self.snd_wnd_ok(self.sk.snd_nxt + self.next_len() as u64)
-            {
-                if self.tsq_check(false) {
-                    return self.tsq_stop();
-                }
-                return Some(self.send_new());
-            }
+        // F-RTO step 2b (REXMIT_NEW): this ACK sends new data instead of retransmissions; once
+        // none can go, F-RTO holds the retransmissions or gives up (tcp_xmit_recovery).
+        let new_data = self.may_send_new_data();
+        if self.rexmit_new && !new_data {
             self.frto_new_data_done();
         }
         // tcp_xmit_retransmit_queue: lost segments first, within cwnd.
-        if !self.hold_rtx && self.sk.lost_out > self.sk.retrans_out && self.sk.packets_in_flight() < self.sk.cwnd {
+        if !self.rexmit_new
+            && !self.hold_rtx
+            && self.sk.lost_out > self.sk.retrans_out
+            && self.sk.packets_in_flight() < self.sk.cwnd
+        {
             if let Some(i) = self.next_lost() {
                 if self.tsq_check(true) {
                     return self.tsq_stop();
@@ -104,10 +101,7 @@ impl TcpSender {
             }
         }
         // tcp_write_xmit: new data within cwnd and the receive window.
-        if self.has_new_data()
-            && self.sk.packets_in_flight() < self.sk.cwnd
-            && self.snd_wnd_ok(self.sk.snd_nxt + self.next_len() as u64)
-        {
+        if new_data {
             if self.tsq_check(false) {
                 return self.tsq_stop();
             }

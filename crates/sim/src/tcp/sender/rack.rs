@@ -194,7 +194,7 @@ impl TcpSender {
     }
 
     /// `tcp_may_send_now`: new data is waiting and both windows let it go.
-    fn may_send_new_data(&self) -> bool {
+    pub(super) fn may_send_new_data(&self) -> bool {
         self.has_new_data()
             && self.sk.packets_in_flight() < self.sk.cwnd
             && self.snd_wnd_ok(self.sk.snd_nxt + self.next_len() as u64)

@@ -241,8 +241,9 @@ impl TcpSender {
         self.sk.cwnd = (in_flight + sndcnt).max(0) as u32;
     }
 
-    /// `tcp_cong_control` + `tcp_update_pacing_rate`.
-    pub(super) fn cong_control(&mut self, acked_sacked: u32, flag: u32, rs: &RateSample) {
+    /// `tcp_cong_control` + `tcp_update_pacing_rate`; `hold_cwnd`: the pre-3.10 F-RTO keeps
+    /// cwnd as it set it (`frto_cwnd` in `tcp_ack`).
+    pub(super) fn cong_control(&mut self, acked_sacked: u32, flag: u32, rs: &RateSample, hold_cwnd: bool) {
         if self.cc.has_cong_control() {
             if self.cc.cong_control(&mut self.sk, rs) {
                 return;
@@ -256,7 +257,7 @@ impl TcpSender {
             } else {
                 flag & FLAG_DATA_ACKED != 0
             };
-            if may_raise && !self.frto_cwnd {
+            if may_raise && !hold_cwnd {
                 self.cc.cong_avoid(&mut self.sk, acked_sacked);
                 self.snd_cwnd_stamp_ns = self.sk.now_ns;
             }
