@@ -9,7 +9,7 @@ import pytest
 
 import ccbench
 from ccbench import config
-from ccbench.backends.emu.netns import host_sysctls
+from ccbench.backends.emu.netns import host_sysctls, kernel_switches
 from ccbench.config import ConfigError
 
 
@@ -117,3 +117,12 @@ def test_emulator_sets_tcp_frto():
     assert host_sysctls({"tcp": {"frto": "off"}})["net.ipv4.tcp_frto"] == "0"
     assert host_sysctls({"tcp": {}})["net.ipv4.tcp_frto"] == "2"
     assert host_sysctls({"tcp": {"frto": "pre-3.10"}})["net.ipv4.tcp_frto"] == "2"
+
+
+def test_emulator_records_what_the_kernel_cannot_apply():
+    sw = kernel_switches({"tcp": {"frto": "pre-3.10", "undo": False, "tsq": "current"}})
+    assert sw["frto"] == {"requested": "pre-3.10", "kernel": "rfc5682", "applied": False}
+    assert sw["undo"]["applied"] is False and sw["tsq"]["applied"] is False
+    sw = kernel_switches({"tcp": {"frto": "off"}})
+    assert all(v["applied"] for v in sw.values()), sw
+    assert sw["frto"]["kernel"] == "off"

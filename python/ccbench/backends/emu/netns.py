@@ -106,6 +106,31 @@ def host_sysctls(exp: dict) -> dict[str, str]:
     }
 
 
+def kernel_switches(exp: dict) -> dict[str, dict]:
+    """The `tcp` settings this kernel has no switch for, each as {requested, kernel, applied}:
+    what the experiment asked, what the running kernel does, and whether they agree (the
+    run's `emu` metadata; docs/experiment-file.md)."""
+    tcp = exp.get("tcp", {})
+
+    def switch(requested, kernel) -> dict:
+        return {"requested": requested, "kernel": kernel, "applied": requested == kernel}
+
+    frto = tcp.get("frto", "rfc5682")
+    return {
+        # TCP_TIMEOUT_INIT (1 s) is fixed at compile time: no sysctl or route metric sets it
+        "initial_rto_ns": switch(int(tcp.get("initial_rto_ns", 10**9)), 10**9),
+        # rate-halving (prr: false) is gone from kernels since 3.2
+        "prr": switch(bool(tcp.get("prr", True)), True),
+        # RFC 5682 F-RTO, or none with tcp_frto = 0; the pre-3.10 F-RTO is simulator-only
+        "frto": switch(frto, "off" if frto == "off" else "rfc5682"),
+        # the kernel always undoes spurious reductions
+        "undo": switch(bool(tcp.get("undo", True)), True),
+        # TSQ sees only the TUN device, which orphans each skb it takes: it never binds on the
+        # emulated host link, as if off
+        "tsq": switch(tcp.get("tsq", "off"), "off"),
+    }
+
+
 def route_options(exp: dict) -> str:
     """`ip route` options carrying the per-connection settings no sysctl has: initial window,
     initial receive window (when given), minimum RTO (whole ms), and `quickack 1` when delayed ACKs are off."""

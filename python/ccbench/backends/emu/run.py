@@ -24,7 +24,7 @@ from .doctor import preflight
 from .live import PROGRESS_NS, FlowRates, parse_progress
 from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
     binary, host_addr, run_cmd
-from .netns import host_sysctls, in_netns, offloads_off, open_tun, route_options, setns, \
+from .netns import host_sysctls, in_netns, kernel_switches, offloads_off, open_tun, route_options, setns, \
     write_sysctl
 
 
@@ -385,25 +385,7 @@ class Emulation(CommandFlows):
             "offloads": self.offloads,
             "sysctls": self.sysctls,
             "route_options": route_options(self.exp),
-            # the kernel's initial RTO is TCP_TIMEOUT_INIT (1 s), fixed at compile time: no
-            # sysctl or route metric changes it (only a cgroup BPF sock_ops program could)
-            "initial_rto_ns": {"requested": int(self.exp.get("tcp", {}).get("initial_rto_ns", 10**9)),
-                               "kernel": 10**9,
-                               "applied": int(self.exp.get("tcp", {}).get("initial_rto_ns", 10**9)) == 10**9},
-            # rate-halving (tcp: {prr: false}) is gone from kernels since 3.2: no switch for it
-            "prr": {"requested": bool(self.exp.get("tcp", {}).get("prr", True)), "kernel": True,
-                    "applied": bool(self.exp.get("tcp", {}).get("prr", True))},
-            # today's kernel runs RFC 5682 F-RTO (or none, tcp_frto = 0) and always undoes
-            # spurious reductions: the pre-3.10 F-RTO and `undo: false` are simulator-only
-            "frto": {"requested": self.exp.get("tcp", {}).get("frto", "rfc5682"),
-                     "kernel": "off" if self.exp.get("tcp", {}).get("frto") == "off" else "rfc5682",
-                     "applied": self.exp.get("tcp", {}).get("frto", "rfc5682") in ("rfc5682", "off")},
-            "undo": {"requested": bool(self.exp.get("tcp", {}).get("undo", True)), "kernel": True,
-                     "applied": bool(self.exp.get("tcp", {}).get("undo", True))},
-            # the kernel's TSQ sees only the TUN device, which orphans each skb it takes: it
-            # never binds on the emulated host link (`tsq` other than off is simulator-only)
-            "tsq": {"requested": self.exp.get("tcp", {}).get("tsq", "off"), "kernel": "current",
-                    "applied": self.exp.get("tcp", {}).get("tsq", "off") == "off"},
+            **kernel_switches(self.exp),
             "agents": agents,
             **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj", "repairs")} for e in self.bpf_entries]}
                if self.bpf_entries else {}),
