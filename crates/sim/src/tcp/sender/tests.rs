@@ -5,10 +5,10 @@ use crate::tcp::{AckSeg, CaState, DataSeg};
 use crate::cc::{self, reno::Reno, LostSkb};
 use std::sync::{Arc, Mutex};
 
-const MSS: u64 = 1448;
-const MS: u64 = 1_000_000;
+pub(super) const MSS: u64 = 1448;
+pub(super) const MS: u64 = 1_000_000;
 
-fn b(i: u64) -> u64 {
+pub(super) fn b(i: u64) -> u64 {
     i * MSS
 }
 
@@ -17,7 +17,7 @@ fn cfg_iw(iw: u32) -> TcpConfig {
 }
 
 /// Sender after a handshake with the given RTT (SYN at 0, SYN-ACK at `rtt`).
-fn established(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, rtt: u64) -> TcpSender {
+pub(super) fn established(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, rtt: u64) -> TcpSender {
     let mut s = TcpSender::new(cfg, cc, None);
     s.open(0);
     let syn = s.poll_transmit(0).unwrap();
@@ -27,7 +27,7 @@ fn established(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, rtt: u64) -> Tcp
     s
 }
 
-fn send_all(s: &mut TcpSender, now: u64) -> Vec<DataSeg> {
+pub(super) fn send_all(s: &mut TcpSender, now: u64) -> Vec<DataSeg> {
     let mut v = Vec::new();
     while let Some(d) = s.poll_transmit(now) {
         v.push(d);
@@ -35,7 +35,7 @@ fn send_all(s: &mut TcpSender, now: u64) -> Vec<DataSeg> {
     v
 }
 
-fn ack(a: u64, sacks: &[(u64, u64)], tsecr: u64) -> AckSeg {
+pub(super) fn ack(a: u64, sacks: &[(u64, u64)], tsecr: u64) -> AckSeg {
     let mut x = AckSeg { ack: a, tsecr_ns: tsecr, rwnd: 1 << 30, ..Default::default() };
     for (k, s) in sacks.iter().enumerate() {
         x.sack[k] = *s;

@@ -1,43 +1,16 @@
 //! Undo and F-RTO on hand-built ACK sequences (undo.rs).
 
+use super::tests::{ack, b, send_all, MS};
 use super::*;
 use crate::cc::reno::Reno;
-use crate::tcp::{AckSeg, CaState, DataSeg, Frto};
-
-const MSS: u64 = 1448;
-const MS: u64 = 1_000_000;
-
-fn b(i: u64) -> u64 {
-    i * MSS
-}
+use crate::tcp::{CaState, DataSeg, Frto};
 
 fn cfg(iw: u32, frto: Frto) -> TcpConfig {
     TcpConfig { init_cwnd: iw, tlp: false, frto, ..Default::default() }
 }
 
 fn established(cfg: &TcpConfig, rtt: u64) -> TcpSender {
-    let mut s = TcpSender::new(cfg, Box::new(Reno::new()), None);
-    s.open(0);
-    s.poll_transmit(0).unwrap();
-    s.on_ack(rtt, &AckSeg { syn: true, tsecr_ns: 0, rwnd: 1 << 30, ..Default::default() });
-    s
-}
-
-fn send_all(s: &mut TcpSender, now: u64) -> Vec<DataSeg> {
-    let mut v = Vec::new();
-    while let Some(d) = s.poll_transmit(now) {
-        v.push(d);
-    }
-    v
-}
-
-fn ack(a: u64, sacks: &[(u64, u64)], tsecr: u64) -> AckSeg {
-    let mut x = AckSeg { ack: a, tsecr_ns: tsecr, rwnd: 1 << 30, ..Default::default() };
-    for (k, s) in sacks.iter().enumerate() {
-        x.sack[k] = *s;
-    }
-    x.n_sack = sacks.len() as u8;
-    x
+    super::tests::established(cfg, Box::new(Reno::new()), rtt)
 }
 
 /// Recovery for segment 1 (3 SACKs), its fast retransmit at `t0 + 10 ms`.
@@ -136,6 +109,13 @@ fn rto_with_window(frto: Frto) -> (TcpSender, u64) {
     (s, rto)
 }
 
+/// The first ACK after the timeout (for the RTO retransmission of segment 0, no timestamp
+/// echo) and what the sender sends on it.
+fn first_ack(s: &mut TcpSender, rto: u64) -> Vec<DataSeg> {
+    s.on_ack(rto + 1 * MS, &ack(b(1), &[], 0));
+    send_all(s, rto + 1 * MS)
+}
+
 #[test]
 fn frto_rfc5682_undoes_a_spurious_timeout() {
     // RFC 5682 §2: the RTO retransmission's ACK (here the delayed original's, without a
@@ -146,8 +126,7 @@ fn frto_rfc5682_undoes_a_spurious_timeout() {
     assert_eq!(s.sock().ca_state, CaState::Loss);
     assert_eq!(s.sock().cwnd, 1);
     assert!(s.frto);
-    s.on_ack(rto + 1 * MS, &ack(b(1), &[], 0));
-    let r = send_all(&mut s, rto + 1 * MS);
+    let r = first_ack(&mut s, rto);
     assert_eq!(r.len(), 2, "two new segments (cwnd 2 after slow start)");
     assert!(r.iter().all(|d| !d.retrans) && r[0].seq == b(10));
     s.on_ack(rto + 2 * MS, &ack(b(2), &[], 0));
@@ -165,8 +144,7 @@ fn frto_rfc5682_falls_back_when_the_loss_is_real() {
     // After the two new segments a SACK for them and no progress: step 3a, conventional
     // recovery: the lost segments are retransmitted, the reduction stays.
     let (mut s, rto) = rto_with_window(Frto::Rfc5682);
-    s.on_ack(rto + 1 * MS, &ack(b(1), &[], 0));
-    assert_eq!(send_all(&mut s, rto + 1 * MS).len(), 2);
+    assert_eq!(first_ack(&mut s, rto).len(), 2);
     s.on_ack(rto + 2 * MS, &ack(b(1), &[(b(10), b(11))], 0));
     assert!(!s.frto);
     assert_eq!(s.sock().ca_state, CaState::Loss);
@@ -180,8 +158,7 @@ fn frto_off_retransmits_after_the_first_ack() {
     // tcp_frto = 0: the first ACK after the timeout clocks out retransmissions of the
     // segments marked lost, and the reduction stays even when the data was only delayed.
     let (mut s, rto) = rto_with_window(Frto::Off);
-    s.on_ack(rto + 1 * MS, &ack(b(1), &[], 0));
-    let r = send_all(&mut s, rto + 1 * MS);
+    let r = first_ack(&mut s, rto);
     assert_eq!(r.len(), 2);
     assert!(r.iter().all(|d| d.retrans) && r[0].seq == b(1));
     s.on_ack(rto + 2 * MS, &ack(b(2), &[], 0));
@@ -211,9 +188,8 @@ fn frto_before_3_10_halves_a_spurious_timeout() {
     assert_eq!(s.sock().lost_out, 0);
     assert_eq!(s.sock().ssthresh, 5);
     assert_eq!(s.frto_counter, 1);
-    s.on_ack(rto + 1 * MS, &ack(b(1), &[], 0));
+    let r = first_ack(&mut s, rto);
     assert_eq!(s.frto_counter, 2);
-    let r = send_all(&mut s, rto + 1 * MS);
     assert_eq!(r.len(), 2);
     assert!(r.iter().all(|d| !d.retrans) && r[0].seq == b(10));
     s.on_ack(rto + 2 * MS, &ack(b(2), &[], 0));
@@ -228,8 +204,7 @@ fn frto_before_3_10_halves_a_spurious_timeout() {
 #[test]
 fn frto_before_3_10_enters_loss_when_the_new_data_is_sacked() {
     let (mut s, rto) = rto_with_window(Frto::Pre310);
-    s.on_ack(rto + 1 * MS, &ack(b(1), &[], 0));
-    assert_eq!(send_all(&mut s, rto + 1 * MS).len(), 2);
+    assert_eq!(first_ack(&mut s, rto).len(), 2);
     // A SACK for the first new segment (not original data) and no progress ⇒
     // tcp_enter_frto_loss(sk, 3): everything un-SACKed is lost, cwnd = in_flight + 3.
     s.on_ack(rto + 2 * MS, &ack(b(1), &[(b(10), b(11))], 0));
