@@ -13,6 +13,7 @@ import math
 
 import polars as pl
 
+from ..campaign.aggregate import t_quantile
 from .common import (Check, Ctx, Output, Table, experiment, fig_path, patch, queue_window,
                      slot_series, window_flow_tput)
 
@@ -37,7 +38,7 @@ KNOWN: dict[str, str] = {
     "shallow-loss": (
         "at 0.25 BDP the two losses are the same within the run-to-run spread (full scale, "
         "paced senders, 4.19 BBR, 3 rates x 3 trials: means 10.76 vs 10.98 %, difference "
-        "-0.22 ± 0.89 points; the sign of the means has flipped with model changes that "
+        "-0.22 ± 0.95 points; the sign of the means has flipped with model changes that "
         "touch neither algorithm, e.g. 11.16 vs 10.98 % before undo was modelled; at 0.5 "
         "BDP BBR_Shallow is lower at 80 and 120 Mbit/s, higher at 40): the 4 "
         "flows are rarely cwnd-limited there (medium scale, commit f750a74, after 10 s: mean "
@@ -151,7 +152,8 @@ def _mean(df: pl.DataFrame, variant: str, col: str, *, bdp=None, rate=None) -> f
 
 def _diff90(df: pl.DataFrame, a: str, b: str, col: str, *, bdp) -> tuple[float, float]:
     """Mean of ``a``'s runs minus mean of ``b``'s (all rates) at ``bdp``, and the half-width of
-    its 90 % normal-approximation interval (Welch)."""
+    its 90 % interval (Welch: Student's t with the Welch-Satterthwaite degrees of freedom,
+    the campaign layer's ``t_quantile``)."""
     def runs(v):
         return [x for x in df.filter((pl.col("variant") == v) & (pl.col("bdp") == bdp))[col].to_list()
                 if x is not None and not math.isnan(x)]
@@ -161,7 +163,11 @@ def _diff90(df: pl.DataFrame, a: str, b: str, col: str, *, bdp) -> tuple[float, 
     ma, mb = sum(xa) / len(xa), sum(xb) / len(xb)
     va = sum((x - ma) ** 2 for x in xa) / (len(xa) - 1)
     vb = sum((x - mb) ** 2 for x in xb) / (len(xb) - 1)
-    return ma - mb, 1.645 * math.sqrt(va / len(xa) + vb / len(xb))
+    sa, sb = va / len(xa), vb / len(xb)
+    if sa + sb == 0:
+        return ma - mb, 0.0
+    df = (sa + sb) ** 2 / (sa ** 2 / (len(xa) - 1) + sb ** 2 / (len(xb) - 1))
+    return ma - mb, t_quantile(0.95, df) * math.sqrt(sa + sb)
 
 
 def crossing(points: list[tuple[float, float]], level: float = 0.5) -> float | None:
