@@ -94,6 +94,12 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
     ctx = Ctx(out=out, scale=scale, index=index, kernel_index=kindex, docs=docs,
               figdir=out / "figures")
     output = mod.analyse(ctx)
+    if hasattr(mod, "SCORERS"):
+        from . import claims as cl
+        sdir = STUDIES_DIR / name
+        claim_list = cl.load_claims(sdir)
+        output.claims = cl.score_all(claim_list, mod.SCORERS, mod.measure(ctx),
+                                     cl.load_known(sdir, [c.id for c in claim_list]))
     if kfail:
         output.notes.append(f"{len(kfail)} kernel run(s) failed and are missing from the kernel "
                             "columns (rerun the same command to retry them): "

@@ -49,9 +49,16 @@ def cmd_study(a) -> int:
         res = run_study(name, out, scale="reduced" if a.reduced else a.scale, kernel=a.kernel, jobs=a.jobs,
                         publish=a.publish, progress="off" if a.quiet else "auto",
                         analyse_only=a.analyse_only)
-        passed = sum(c.passed for c in res.output.checks)
-        print(f"{name}: {passed}/{len(res.output.checks)} conclusions reproduced; "
-              f"wrote {res.results_md}")
+        if res.output.claims:
+            from .claims import summary
+            print(f"{name}: {summary(res.output.claims)}; wrote {res.results_md}")
+            for s in res.output.claims:
+                print(f"  [{s.score.verdict}] {s.claim.id}: {s.score.sim}"
+                      + ("" if s.as_recorded else f"  <- {s.problem()}"))
+        else:
+            passed = sum(c.passed for c in res.output.checks)
+            print(f"{name}: {passed}/{len(res.output.checks)} conclusions reproduced; "
+                  f"wrote {res.results_md}")
         for c in res.output.checks:
             print("  " + c.line())
         ok &= res.ok

@@ -75,15 +75,18 @@ class Table:
 
 @dataclass
 class Output:
-    checks: list[Check] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)   # project checks: not counted
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)  # (file name, caption)
     notes: list[str] = field(default_factory=list)
+    claims: list = field(default_factory=list)  # claims.Scored, one per id of claims.yaml
 
     @property
     def ok(self) -> bool:
-        """Every check has its expected verdict (known differences stay known)."""
-        return all(c.expected for c in self.checks)
+        """Every claim has the verdict known-differences.yaml records for this scale, and
+        every project check its expected verdict."""
+        return (all(s.as_recorded for s in self.claims)
+                and all(c.expected for c in self.checks))
 
 
 def fmt(v: Any) -> str:
@@ -267,14 +270,28 @@ def write_results(out: Path, *, title: str, study: str, scale: str, kernel: bool
              f"{__version__}, commit {git_commit()}).", "",
              f"**Scale: {scale}.** {runs} simulator runs"
              + (f", {kruns} kernel runs (Linux {_kernel_release()})" if kernel else
-                ", no kernel runs (add `--kernel`, root)") + ".", "", intro, "",
-             "## Conclusions of the study, checked", "",
-             "| conclusion | ccbench measured | verdict |", "|---|---|---|"]
-    for c in output.checks:
-        lines.append(f"| {c.claim} | {c.measured} | {c.verdict} |")
-    lines.append("")
-    passed = sum(c.passed for c in output.checks)
-    lines += [f"{passed} of {len(output.checks)} conclusions reproduced.", ""]
+                ", no kernel runs (add `--kernel`, root)") + ".", "", intro, ""]
+    if output.claims:
+        from . import claims as cl
+        lines += ["## The paper's claims, scored", "",
+                  "One row per claim of the fixed list (`claims.yaml`: every quantitative "
+                  "table and stated conclusion of the paper, with the acceptance test taken "
+                  "from the paper's own spread). A miss carries its explanation from "
+                  "`known-differences.yaml`.", "",
+                  f"**{cl.summary(output.claims)}.**", ""]
+        lines += cl.markdown(output.claims, kernel) + [""]
+    if output.checks:
+        lines += (["## Checks of the project and the campaign files' `expect:` rows (not "
+                   "counted)", "", "| check | ccbench measured | verdict |", "|---|---|---|"]
+                  if output.claims else
+                  ["## Conclusions of the study, checked", "",
+                   "| conclusion | ccbench measured | verdict |", "|---|---|---|"])
+        for c in output.checks:
+            lines.append(f"| {c.claim} | {c.measured} | {c.verdict} |")
+        lines.append("")
+        if not output.claims:
+            passed = sum(c.passed for c in output.checks)
+            lines += [f"{passed} of {len(output.checks)} conclusions reproduced.", ""]
     if output.tables:
         lines += ["## Tables", ""]
         for t in output.tables:
