@@ -14,56 +14,33 @@ import math
 import polars as pl
 
 from ..campaign.aggregate import t_quantile
-from .common import (Check, Ctx, Output, Table, experiment, fig_path, patch, queue_window,
+from .claims import PARTLY, NOT, REPRODUCED, Data, Score, Scorers, band_1_5, finite, pm
+from .common import (Ctx, Output, Table, experiment, fig_path, patch, queue_window,
                      slot_series, window_flow_tput)
 
 NAME = "bbr-vs-cubic"
 TITLE = "BBR vs CUBIC at the bottleneck"
-CAMPAIGNS = {"main": "campaign.yaml"}
+CAMPAIGNS = {"main": "campaign.yaml", "step": "capacity-step.yaml"}
 INTRO = ("S. Claypool, *Sharing but not Caring: Performance of TCP BBR and TCP CUBIC at the "
-         "Network Bottleneck*, WPI MQP 2019 / AICT 2019. The study published its results as "
-         "figures and trends, no tables: each row below states the trend as the study states "
-         "it and ccbench's measured value. Setup and deviations: README.md.")
+         "Network Bottleneck*, WPI MQP-CEW-1904, 2019. The report's figures carry its per-point "
+         "values; its text prints the few numbers quoted in the claims below (1-1.5 BDP of "
+         "standing queue, about 10 % shallow-buffer loss, a 20-s cycle, 50 % shares at about "
+         "5 and 3 BDP). Every claim of Chapters 4-6 is scored (`claims.yaml`). Setup and "
+         "deviations: README.md.")
 
 RTPROP = 0.025        # s: the study's RTprop (BDP = R/8 x 25 ms)
 FLOW_LIFE = 300.0     # s of every flow at full scale
-
-# Conclusions ccbench is known not to reproduce, with the measurement that explains why
-# (README.md "What differs"); a test fails if one of them starts to be reproduced.
-# BBR_Shallow's lower loss at the shallowest buffer was listed, unlisted and listed again as
-# the model changed (receive window 89dfa43, send buffer, app-limited marking, host noise):
-# at one trial per point (CI, medium) its verdict follows the seed. The full scale with paced
-# senders and 4.19's BBR settles it: not at 0.25 BDP, clearly from 0.75 BDP.
-KNOWN: dict[str, str] = {
-    "shallow-loss": (
-        "at 0.25 BDP the two losses are the same within the run-to-run spread (full scale, "
-        "paced senders, 4.19 BBR, 3 rates x 3 trials: means 10.76 vs 10.98 %, difference "
-        "-0.22 ± 0.95 points; the sign of the means has flipped with model changes that "
-        "touch neither algorithm, e.g. 11.16 vs 10.98 % before undo was modelled; at 0.5 "
-        "BDP BBR_Shallow is lower at 80 and 120 Mbit/s, higher at 40): the 4 "
-        "flows are rarely cwnd-limited there (medium scale, commit f750a74, after 10 s: mean "
-        "inflight 97/102/8/19 packets per flow under a cwnd of 146/155/14/31 with gain 2 and "
-        "107/15/91/18 under 134/21/114/25 with gain 1.5), so the cwnd gain seldom binds and "
-        "cannot cut the loss, which comes from PROBE_BW's 1.25 pacing gain into a full buffer. "
-        "From 0.75 BDP the smaller gain binds and cuts the loss (40 Mbit/s: 6.9 vs 11.2 %; 80: "
-        "0.60 vs 10.1 %; 120: 0.17 vs 9.9 %). The study's senders must have been cwnd-limited "
-        "at its shallowest buffers (hypothesis: ACK aggregation on the Raspberry Pis' USB "
-        "Ethernet)"),
-}
-# ... and at the CI scale only (40 Mbit/s, 60-s runs, one trial)
-KNOWN_REDUCED: dict[str, str] = {}
-
-
-def known(ctx: Ctx, key: str) -> str:
-    return KNOWN.get(key) or (KNOWN_REDUCED.get(key, "") if ctx.reduced else "")
 
 REDUCED_VARIANTS = ("bbr-4", "mix-2+2", "shallow-4", "shallow-2+2", "cubic-4")
 
 
 def reduce(key: str, doc: dict, scale: str) -> dict:
-    """reduced (CI): 40 Mbit/s, four queue points, five mixes, 60-s runs, one trial (20 runs).
+    """The capacity step (BC-2): one trial below full scale. The main campaign: reduced (CI):
+    80 Mbit/s, eight queue points, five mixes, 60-s runs, one trial (40 runs).
     medium: 80 Mbit/s, every queue point and mix but BBR-2/BBR-8, 120-s runs, one trial
     (63 runs)."""
+    if key == "step":
+        return patch(doc, {"sweep.repeats": 1})
     if scale == "medium":
         variants = {k: v for k, v in doc["sweep"]["variants"].items()
                     if k not in ("bbr-2", "bbr-8")}
@@ -71,22 +48,39 @@ def reduce(key: str, doc: dict, scale: str) -> dict:
                            ("sweep", "axes", "central.rate"): ["80Mbit"]})
     variants = {k: v for k, v in doc["sweep"]["variants"].items() if k in REDUCED_VARIANTS}
     return patch(doc, {"duration": 60, "sweep.variants": variants, "sweep.repeats": 1,
-                       ("sweep", "axes", "central.rate"): ["40Mbit"],
-                       ("sweep", "axes", "bdp"): [0.5, 1.75, 4, 8]})
+                       ("sweep", "axes", "central.rate"): ["80Mbit"],
+                       ("sweep", "axes", "bdp"): [0.25, 0.5, 0.75, 1.25, 1.75, 2, 4, 8]})
+
+
+def _plain(flows: list[dict]) -> list[dict]:
+    """The kernel's own BBR for the 4.19-parameterised simulator one (its parameters are
+    module-internal on the kernel)."""
+    return [{**g, "scheme": g["scheme"]["name"] if isinstance(g["scheme"], dict)
+             else g["scheme"]} for g in flows]
 
 
 def kernel(key: str, doc: dict, scale: str) -> dict:
-    """The kernel subset: the 2+2 mix at the first rate the simulator runs at this scale (40
-    Mbit/s; 80 at medium), three queue points, one trial (real time: 3 x the duration). The
-    kernel's BBR is this machine's (no 4.19 parameters: they are module-internal); CUBIC is
-    paced as in the file (`tcp: {pacing: fq}`: SO_MAX_PACING_RATE on the kernel)."""
-    rate = doc["sweep"]["axes"]["central.rate"][0]
-    mix = doc["sweep"]["variants"]["mix-2+2"]["flows"]
-    plain = [{**g, "scheme": g["scheme"]["name"] if isinstance(g["scheme"], dict)
-              else g["scheme"]} for g in mix]
-    return patch(doc, {"duration": 40 if scale == "reduced" else 120, "sweep.variants": {"mix-2+2": {"flows": plain}},
-                       "sweep.repeats": 1, ("sweep", "axes", "central.rate"): [rate],
-                       ("sweep", "axes", "bdp"): [0.5, 2, 8]})
+    """The kernel subset, one trial each, 120 s (40 s reduced): at full scale the 2+2 mix at
+    80 Mbit/s and 0.5, 1.75, 2, 4, 8 BDP and 4 BBR at 0.5 and 8 BDP (the cells of BC-4...BC-18;
+    7 runs); below it the 2+2 mix at the scale's first rate and 0.5, 2, 8 BDP. The capacity
+    step (BC-2) once. The kernel's BBR is this machine's; CUBIC is paced as in the file
+    (`tcp: {pacing: fq}`: SO_MAX_PACING_RATE on the kernel)."""
+    if key == "step":
+        return patch(doc, {"sweep.repeats": 1, "flows": _plain(doc["flows"])})
+    v = doc["sweep"]["variants"]
+    dur = 40 if scale == "reduced" else 120
+    if scale != "full":
+        return patch(doc, {"duration": dur,
+                           "sweep.variants": {"mix-2+2": {"flows": _plain(v["mix-2+2"]["flows"])}},
+                           "sweep.repeats": 1,
+                           ("sweep", "axes", "central.rate"): [doc["sweep"]["axes"]["central.rate"][0]],
+                           ("sweep", "axes", "bdp"): [0.5, 2, 8]})
+    return patch(doc, {"duration": dur,
+                       "sweep.variants": {"mix-2+2": {"flows": _plain(v["mix-2+2"]["flows"])},
+                                          "bbr-4": {"flows": _plain(v["bbr-4"]["flows"])}},
+                       "sweep.repeats": 1, ("sweep", "axes", "central.rate"): ["80Mbit"],
+                       ("sweep", "axes", "bdp"): [0.5, 1.75, 2, 4, 8],
+                       "sweep.exclude": [{"variant": "bbr-4", "bdp": b} for b in (1.75, 2, 4)]})
 
 
 # ---------------------------------------------------------------------------- per run
@@ -117,14 +111,173 @@ def run_table(ctx: Ctx, key: str, kernel: bool = False) -> pl.DataFrame:
         q = queue_window(d, _bottleneck(exp), t0, t1_loss)
         bdp_bytes = rate / 8 * RTPROP
         iqr = _bbr_iqr(d, fam, t0, t1, rate)
-        rows.append({"variant": r["variant"], "rate_mbps": rate / 1e6, "bdp": float(r["bdp"]),
-                     "repeat": r["repeat"], "bbr_mbps": tb, "cubic_mbps": tc,
-                     "util": (tb + tc) / (rate / 1e6),
-                     "share": (tb / (tb + tc) if len(set(fam.values())) == 2 and tb + tc > 0
-                               else float("nan")),
-                     "loss_pct": q["loss_pct"], "queue_bdp": q["backlog_bytes"] / bdp_bytes,
-                     "bbr_iqr": iqr})
+        bdp = float(r["bdp"])
+        qs = _queue_shape(d, _bottleneck(exp), t0, t1_loss)
+        row = {"variant": r["variant"], "rate_mbps": rate / 1e6, "bdp": bdp,
+               "repeat": r["repeat"], "bbr_mbps": tb, "cubic_mbps": tc,
+               "util": (tb + tc) / (rate / 1e6),
+               "share": (tb / (tb + tc) if len(set(fam.values())) == 2 and tb + tc > 0
+                         else float("nan")),
+               "loss_pct": q["loss_pct"], "queue_bdp": q["backlog_bytes"] / bdp_bytes,
+               "bbr_iqr": iqr, "flow_mbps": [tput[f] for f in sorted(tput)],
+               "loss_frac": qs["loss_frac"], "queue_p99_bdp": qs["p99_bytes"] / bdp_bytes,
+               "queue_max_bdp": qs["max_bytes"] / bdp_bytes,
+               "limit_bdp": bdp * 1500 / 1514}
+        row.update(_rtts(d, fam, t0, t1))
+        # the costlier shapes only where a claim reads them
+        row["period_s"] = (_share_period(d, fam, rate) if r["variant"].startswith(("mix", "shallow-2"))
+                           and abs(bdp - 1.75) < 1e-9 else float("nan"))
+        row.update(_probe_rtt_cycle(d, fam, _bottleneck(exp))
+                   if r["variant"] == "mix-2+2" and abs(bdp - 1.75) < 1e-9
+                   else {"probe_alt": float("nan"), "probe_drop_ratio": float("nan"),
+                         "probe_n": 0})
+        row["probe_sync"] = (_probe_sync(d, fam, t0, dur) if r["variant"] == "bbr-4"
+                             and bdp == 8 else float("nan"))
+        rows.append(row)
     return pl.DataFrame(rows).sort(["variant", "rate_mbps", "bdp", "repeat"])
+
+
+def _queue_shape(run_dir, link: int, t0: float, t1: float) -> dict[str, float]:
+    """The bottleneck's backlog peaks (99th percentile and maximum of the 100-ms samples,
+    bytes) and the fraction of the window's 0.5-s intervals with at least one drop."""
+    q = pl.read_parquet(run_dir / "queues.parquet", columns=["time_ns", "link", "bytes", "drops"])
+    q = q.filter((pl.col("link") == link) & (pl.col("time_ns") >= int(t0 * 1e9))
+                 & (pl.col("time_ns") < int(t1 * 1e9)))
+    if q.height < 2:
+        return {"loss_frac": float("nan"), "p99_bytes": float("nan"), "max_bytes": float("nan")}
+    per = (q.with_columns((pl.col("time_ns") // 500_000_000).alias("slot"))
+           .group_by("slot").agg(pl.col("drops").max()).sort("slot"))
+    d = per["drops"].diff().drop_nulls()
+    return {"loss_frac": float((d > 0).mean()) if d.len() else float("nan"),
+            "p99_bytes": float(q["bytes"].quantile(0.99)), "max_bytes": float(q["bytes"].max())}
+
+
+def _rtts(run_dir, fam, t0, t1) -> dict[str, float]:
+    """Mean smoothed RTT (ms) of the BBR and of the CUBIC flows over the window."""
+    f = pl.read_parquet(run_dir / "flows.parquet", columns=["time_ns", "flow", "srtt_us"])
+    f = f.filter((pl.col("time_ns") >= int(t0 * 1e9)) & (pl.col("time_ns") < int(t1 * 1e9))
+                 & (pl.col("srtt_us") > 0))
+    out = {}
+    for k in ("bbr", "cubic"):
+        sel = f.filter(pl.col("flow").is_in([x for x, v in fam.items() if v == k]))
+        m = sel["srtt_us"].mean() if sel.height else None
+        out[f"rtt_{k}_ms"] = float(m) / 1000 if m is not None else float("nan")
+    return out
+
+
+def _share_period(run_dir, fam, rate) -> float:
+    """The dominant period (s) of BBR's 0.5-s share after 10 s: the lag of the highest
+    autocorrelation peak between 5 and 60 s."""
+    s = slot_series(run_dir, 0.5).filter(pl.col("slot") >= 20)
+    bbr = [f for f, k in fam.items() if k == "bbr"]
+    g = (s.with_columns(pl.col("flow").is_in(bbr).alias("b"))
+         .group_by("slot").agg((pl.col("mbps") * pl.col("b")).sum().alias("bb"),
+                               pl.col("mbps").sum().alias("all")).sort("slot"))
+    x = [b / a if a > 0 else 0.0 for b, a in zip(g["bb"].to_list(), g["all"].to_list())]
+    n = len(x)
+    if n < 240:
+        return float("nan")
+    m = sum(x) / n
+    x = [v - m for v in x]
+    var = sum(v * v for v in x)
+    if var == 0:
+        return float("nan")
+    ac = {lag: sum(x[i] * x[i + lag] for i in range(n - lag)) / var for lag in range(10, min(121, n // 2))}
+    peaks = [l for l in ac if ac.get(l - 1, -9) < ac[l] >= ac.get(l + 1, -9)]
+    return max(peaks, key=lambda l: ac[l]) * 0.5 if peaks else float("nan")
+
+
+def _bbr_modes(run_dir, cols: list[str]) -> pl.DataFrame | None:
+    """The BBR flows' samples with ``cc_mode``: the simulator records the mode; the kernel's
+    TCP_CC_INFO does not, but only PROBE_RTT runs with a cwnd gain of 1 (tcp_bbr.c,
+    bbr_update_gains), so there the mode is read from ``cc_cwnd_gain``."""
+    have = pl.read_parquet_schema(run_dir / "flows.parquet")
+    if not all(c in have for c in cols):
+        return None
+    if "cc_mode" in have:
+        return pl.read_parquet(run_dir / "flows.parquet",
+                               columns=["time_ns", "flow", "cc_mode"] + cols).sort("time_ns")
+    if "cc_cwnd_gain" not in have:
+        return None
+    f = pl.read_parquet(run_dir / "flows.parquet", columns=["time_ns", "flow", "cc_cwnd_gain"] + cols)
+    return f.with_columns(pl.when(pl.col("cc_cwnd_gain") == 1.0).then(3).otherwise(2)
+                          .alias("cc_mode")).drop("cc_cwnd_gain").sort("time_ns")
+
+
+def _probe_episodes(f: pl.DataFrame) -> list[tuple[float, float]]:
+    """(start s, end s) of each PROBE_RTT episode of one BBR flow (cc_mode 3)."""
+    t, m = f["time_ns"].to_list(), f["cc_mode"].to_list()
+    eps, start = [], None
+    for ti, mi in zip(t, m):
+        if mi == 3 and start is None:
+            start = ti
+        elif mi != 3 and start is not None:
+            eps.append((start / 1e9, ti / 1e9))
+            start = None
+    return eps
+
+
+def _probe_rtt_cycle(run_dir, fam, link) -> dict[str, float]:
+    """BC-15's mechanism: the min-RTT estimate each BBR flow leaves a ProbeRTT with; the share
+    of consecutive pairs that alternate between <= 1.3 x RTprop and >= 2 x RTprop; and the
+    ratio of the bottleneck's drops in the 10 s after an inflated estimate to those after a
+    low one."""
+    nan = {"probe_alt": float("nan"), "probe_drop_ratio": float("nan"), "probe_n": 0}
+    f = _bbr_modes(run_dir, ["cc_min_rtt_us"])
+    if f is None:
+        return nan
+    q = pl.read_parquet(run_dir / "queues.parquet", columns=["time_ns", "link", "drops"]) \
+        .filter(pl.col("link") == link).sort("time_ns")
+    qt, qd = q["time_ns"].to_list(), q["drops"].to_list()
+
+    def drops(a, b):
+        import bisect
+        i, j = bisect.bisect_left(qt, int(a * 1e9)), bisect.bisect_left(qt, int(b * 1e9))
+        j = min(j, len(qd) - 1)
+        return qd[j] - qd[min(i, j)] if qd else 0
+
+    alt = pairs = 0
+    after = {"low": [], "high": []}
+    lo, hi = 1.3 * RTPROP * 1e6, 2 * RTPROP * 1e6
+    for fl in [x for x, k in fam.items() if k == "bbr"]:
+        g = f.filter(pl.col("flow") == fl)
+        ests = []
+        for a, b in _probe_episodes(g):
+            if a < 10:
+                continue
+            after_b = g.filter(pl.col("time_ns") >= int(b * 1e9)).head(1)
+            if after_b.height:
+                ests.append((b, float(after_b["cc_min_rtt_us"][0])))
+        for (b0, e0), (b1, e1) in zip(ests, ests[1:]):
+            pairs += 1
+            alt += (e0 <= lo and e1 >= hi) or (e0 >= hi and e1 <= lo)
+        for b, e in ests:
+            kind = "high" if e >= hi else "low" if e <= lo else None
+            if kind:
+                after[kind].append(drops(b, b + 10))
+    if not pairs:
+        return nan
+    mh = sum(after["high"]) / len(after["high"]) if after["high"] else float("nan")
+    ml = sum(after["low"]) / len(after["low"]) if after["low"] else float("nan")
+    return {"probe_alt": alt / pairs,
+            "probe_drop_ratio": (mh / ml if ml and ml > 0 else (float("inf") if mh > 0 else float("nan"))),
+            "probe_n": pairs}
+
+
+def _probe_sync(run_dir, fam, t0, dur) -> float:
+    """BC-1: the share of the first BBR flow's ProbeRTT episodes (after every flow started)
+    that every other BBR flow matches with a ProbeRTT starting within 200 ms."""
+    f = _bbr_modes(run_dir, [])
+    if f is None:
+        return float("nan")
+    bbr = sorted(x for x, k in fam.items() if k == "bbr")
+    eps = {fl: [a for a, _ in _probe_episodes(f.filter(pl.col("flow") == fl)) if a >= 10]
+           for fl in bbr}
+    ref = eps[bbr[0]]
+    if not ref:
+        return float("nan")
+    hit = sum(all(any(abs(a - b) <= 0.2 for b in eps[o]) for o in bbr[1:]) for a in ref)
+    return hit / len(ref)
 
 
 def _bbr_iqr(run_dir, fam, t0, t1, rate) -> float:
@@ -193,72 +346,10 @@ def _share_curve(df, variant, rate=None):
 
 def analyse(ctx: Ctx) -> Output:
     out = Output()
-    df = run_table(ctx, "main")
-    kdf = run_table(ctx, "main", kernel=True) if "main" in ctx.kernel_index else None
+    df = _tables(ctx)["sim"]
+    kdf = _tables(ctx)["kernel"]
     rates = sorted(set(df["rate_mbps"].to_list()))
     bdps = sorted(set(df["bdp"].to_list()))
-    lo, hi = bdps[0], bdps[-1]
-    medium = min(bdps, key=lambda b: abs(b - 1.75))
-
-    # 1. BBR alone: loss in shallow buffers, none in deep ones; utilisation high throughout
-    loss_sh = _mean(df, "bbr-4", "loss_pct", bdp=lo)
-    loss_deep = _mean(df, "bbr-4", "loss_pct", bdp=hi)
-    utils = [_mean(df, "bbr-4", "util", bdp=b) for b in bdps]
-    out.checks.append(Check(
-        f"BBR alone (4 flows): heavy loss in shallow buffers ({lo} BDP), none in deep ones ({hi} BDP)",
-        loss_sh > 1.0 and loss_deep < 0.1,
-        f"loss {loss_sh:.2f} % at {lo} BDP, {loss_deep:.3f} % at {hi} BDP"))
-    out.checks.append(Check(
-        "BBR alone: utilisation stays high and nearly independent of the buffer",
-        min(utils) > 0.9 and max(utils) - min(utils) < 0.08,
-        f"utilisation {min(utils):.3f}-{max(utils):.3f} across {lo}-{hi} BDP"))
-    # 2. standing queue: BBR ~1 BDP or more, far below CUBIC's full buffer
-    qb, qc = _mean(df, "bbr-4", "queue_bdp", bdp=hi), _mean(df, "cubic-4", "queue_bdp", bdp=hi)
-    out.checks.append(Check(
-        f"deep buffer ({hi} BDP): BBR keeps a standing queue of about one BDP or somewhat more; "
-        "CUBIC fills the buffer",
-        0.5 <= qb <= 3.0 and qc > 0.5 * hi and qb < qc / 2,
-        f"mean backlog BBR {qb:.2f} BDP, CUBIC {qc:.2f} BDP"))
-    # 3. mixes: BBR dominates shallow buffers, loses in deep ones; crossing at a few BDP
-    sh_lo, sh_hi = _mean(df, "mix-2+2", "share", bdp=lo), _mean(df, "mix-2+2", "share", bdp=hi)
-    cross = crossing(_share_curve(df, "mix-2+2"))
-    out.checks.append(Check(
-        f"2 BBR + 2 CUBIC: BBR dominates shallow buffers and CUBIC is nearly starved ({lo} BDP)",
-        sh_lo > 0.75, f"BBR share {sh_lo:.3f}"))
-    out.checks.append(Check(
-        "2 BBR + 2 CUBIC: BBR's share falls as the buffer grows and crosses CUBIC's at a few BDP "
-        "(between 1.5 and 8 BDP)",
-        cross is not None and 1.5 <= cross <= 8 and sh_hi < 0.5,
-        f"share {sh_lo:.2f} at {lo} BDP -> {sh_hi:.2f} at {hi} BDP; crossing at "
-        + (f"{cross:.2f} BDP" if cross else "none")))
-    # 4. BBR_Shallow: less loss in shallow buffers, smaller queue, crossing at a smaller buffer
-    ls = _mean(df, "shallow-4", "loss_pct", bdp=lo)
-    qs = _mean(df, "shallow-4", "queue_bdp", bdp=hi)
-    cross_s = crossing(_share_curve(df, "shallow-2+2"))
-    d, hw = _diff90(df, "shallow-4", "bbr-4", "loss_pct", bdp=lo)
-    out.checks.append(Check(
-        "BBR_Shallow (cwnd_gain 1.5): less loss than BBR in shallow buffers",
-        d + hw < 0,  # lower beyond the run-to-run spread, not by the luck of a trial
-        f"loss {ls:.2f} % vs BBR's {loss_sh:.2f} % at {lo} BDP (4 flows); difference "
-        f"{d:+.2f} ± {hw:.2f} points (90 % interval over the runs)",
-        known=known(ctx, "shallow-loss")))
-    out.checks.append(Check(
-        "BBR_Shallow: a smaller standing queue than BBR in deep buffers",
-        qs < qb, f"backlog {qs:.2f} vs BBR's {qb:.2f} BDP at {hi} BDP (4 flows)"))
-    out.checks.append(Check(
-        "BBR_Shallow moves the fair-share crossing with CUBIC to a smaller buffer",
-        cross_s is not None and cross is not None and cross_s < cross,
-        f"crossing {cross_s:.2f} BDP vs BBR's {cross:.2f} BDP" if cross_s and cross
-        else f"crossings: shallow {cross_s}, bbr {cross}", known=known(ctx, "shallow-cross")))
-    # 5. medium buffers: cycling, with loss although BBR alone is loss-free there
-    lm, lmb = _mean(df, "mix-2+2", "loss_pct", bdp=medium), _mean(df, "bbr-4", "loss_pct", bdp=medium)
-    iqr_m, iqr_s = _mean(df, "mix-2+2", "bbr_iqr", bdp=medium), _mean(df, "mix-2+2", "bbr_iqr", bdp=lo)
-    out.checks.append(Check(
-        f"medium buffer ({medium} BDP), 2 BBR + 2 CUBIC: non-zero loss although BBR alone is "
-        "loss-free there, and the shares alternate (wide interquartile range)",
-        lm > 0.01 and lmb < 0.01 and iqr_m > iqr_s,
-        f"loss {lm:.3f} % (BBR alone {lmb:.3f} %); IQR of BBR utilisation {iqr_m:.3f} "
-        f"(vs {iqr_s:.3f} at {lo} BDP)"))
 
     # tables
     for rate in rates:
@@ -343,3 +434,440 @@ def _figures(ctx: Ctx, df: pl.DataFrame, out: Output) -> None:
     plt.close(fig)
     out.figures.append(("bbr-cubic.png", "BBR share, bottleneck loss and standing queue "
                         "against the buffer, mean over trials (all rates pooled in the last two)"))
+
+
+# ---------------------------------------------------------------------------- BC-2: the step
+
+def step_table(ctx: Ctx, kernel: bool = False) -> pl.DataFrame:
+    """One row per capacity-step run (BC-2): mean throughput over 41-45 s (after the drop to
+    10 Mbit/s), the time from the increase at 20 s until the 100-ms throughput first reaches
+    18 Mbit/s, and the longest plateau (consecutive bins within +-3 % of each other) while it
+    climbs from 11 to 18 Mbit/s."""
+    idx = (ctx.kernel_index if kernel else ctx.index).get("step")
+    if idx is None or not idx.height:
+        return pl.DataFrame()
+    rows = []
+    for rk in idx["run_key"].unique().sort().to_list():
+        d = ctx.run_dir("step", rk, kernel)
+        iv = pl.read_parquet(d / "intervals.parquet", columns=["bin", "delivered_bytes"])
+        w = experiment(d)["sample_interval_ns"] / 1e9
+        x = iv.group_by("bin").agg(pl.col("delivered_bytes").sum()).sort("bin")
+        mbps = dict(zip(x["bin"].to_list(), (x["delivered_bytes"] * 8 / w / 1e6).to_list()))
+        series = [mbps.get(b, 0.0) for b in range(int(round(20 / w)), int(round(40 / w)))]
+        reach = next((i for i, v in enumerate(series) if v >= 18), None)
+        start = next((i for i, v in enumerate(series) if v > 11), None)
+        plateau = 0
+        if reach is not None and start is not None:
+            ramp = series[start:reach + 1]
+            run = 1
+            for a, b in zip(ramp, ramp[1:]):
+                run = run + 1 if abs(b - a) <= 0.03 * max(a, b) else 1
+                plateau = max(plateau, run)
+        after = [mbps.get(b, 0.0) for b in range(int(round(41 / w)), int(round(45 / w)))]
+        rows.append({"run": rk, "after_drop_mbps": sum(after) / len(after),
+                     "reach18_s": reach * w if reach is not None else float("nan"),
+                     "plateau_bins": plateau})
+    return pl.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------- the claims
+
+def _tables(ctx: Ctx) -> dict:
+    """The per-run tables of both backends, computed once per analysis."""
+    cache = ctx.__dict__.setdefault("_bbr_tables", {})
+    if not cache:
+        cache["sim"] = run_table(ctx, "main")
+        cache["kernel"] = (run_table(ctx, "main", kernel=True)
+                           if "main" in ctx.kernel_index else None)
+        cache["step"] = step_table(ctx)
+        cache["kstep"] = step_table(ctx, kernel=True) if "step" in ctx.kernel_index else None
+    return cache
+
+
+def measure(ctx: Ctx) -> Data:
+    t = _tables(ctx)
+    return Data(sim={"main": t["sim"], "step": t["step"]},
+                kernel={"main": t["kernel"], "step": t["kstep"]},
+                pub=published(), scale=ctx.scale)
+
+
+def published() -> dict:
+    import yaml
+    from .common import STUDIES_DIR
+    return yaml.safe_load((STUDIES_DIR / NAME / "published.yaml").read_text())
+
+
+SCORERS = Scorers()
+
+
+def _cell(df, variant, *, rate=None, bdp=None) -> pl.DataFrame:
+    if df is None or not df.height:
+        return pl.DataFrame()
+    f = df.filter(pl.col("variant") == variant)
+    if rate is not None:
+        f = f.filter(pl.col("rate_mbps") == rate)
+    if bdp is not None:
+        f = f.filter((pl.col("bdp") - bdp).abs() < 1e-9)
+    return f
+
+
+def _vals(df, col) -> list[float]:
+    if not df.height:
+        return []
+    return [x for x in df[col].to_list() if x is not None and not math.isnan(x)]
+
+
+def _avg(df, col) -> float:
+    v = _vals(df, col)
+    return sum(v) / len(v) if v else float("nan")
+
+
+def _kernel_note(d: Data, variant: str, col: str, bdp: float, fmt: str = ".2f",
+                 rate: float | None = 80.0) -> str:
+    k = d.kernel["main"] if d.kernel else None
+    c = _cell(k, variant, bdp=bdp)
+    if rate is not None and c.height:
+        c = c.filter(pl.col("rate_mbps") == rate)
+    return f"{pm(_vals(c, col), fmt)} (kernel {c['rate_mbps'][0]:g} Mbit/s)" if c.height else ""
+
+
+def _rates(d: Data) -> list[float]:
+    return sorted(set(d.sim["main"]["rate_mbps"].to_list()))
+
+
+def _rate80(d: Data) -> float | None:
+    """The report's main rate, 80 Mbit/s, if this scale ran it."""
+    return 80.0 if 80.0 in _rates(d) else None
+
+
+@SCORERS("BC-1")
+def _bc1(d: Data) -> Score:
+    r = _rate80(d)
+    c = _cell(d.sim["main"], "bbr-4", rate=r, bdp=8)
+    if r is None or not c.height:
+        return Score.too_few("4 BBR at 80 Mbit/s and 8 BDP did not run at this scale")
+    fair = [max(abs(x / (r / 4) - 1) for x in fl) for fl in c["flow_mbps"].to_list()]
+    sync = _vals(c, "probe_sync")
+    ok = max(fair) <= 0.10 and sync and min(sync) >= 0.9
+    return Score.test(bool(ok), f"largest per-flow deviation from R/4 {max(fair) * 100:.1f} %; "
+                      f"ProbeRTTs matched by all flows {pm(sync, '.2f')}")
+
+
+@SCORERS("BC-2")
+def _bc2(d: Data) -> Score:
+    s = d.sim["step"]
+    if s is None or not s.height:
+        return Score.too_few("the capacity-step campaign did not run")
+    follow = all(abs(x / 10 - 1) <= 0.10 for x in s["after_drop_mbps"].to_list())
+    smooth = all(p < 3 for p in s["plateau_bins"].to_list()) and not any(
+        math.isnan(x) for x in s["reach18_s"].to_list())
+    k = d.kernel.get("step") if d.kernel else None
+    kt = (f"41-45 s {pm(k['after_drop_mbps'].to_list(), '.1f')} Mbit/s; 18 Mbit/s after "
+          f"{pm(k['reach18_s'].to_list(), '.1f')} s; longest plateau "
+          f"{max(k['plateau_bins'].to_list())} bins (today's kernel BBR)"
+          if k is not None and k.height else "")
+    return Score.test(follow and smooth,
+                      f"41-45 s {pm(s['after_drop_mbps'].to_list(), '.1f')} Mbit/s; 18 Mbit/s "
+                      f"{pm(s['reach18_s'].to_list(), '.1f')} s after the increase; longest "
+                      f"plateau on the way {max(s['plateau_bins'].to_list())} bins of 100 ms "
+                      "(4.19 BBR parameters)", kernel=kt, partly=follow)
+
+
+@SCORERS("BC-3")
+def _bc3(d: Data) -> Score:
+    cells, txt = [], []
+    for v in ("bbr-2", "bbr-4", "bbr-8"):
+        for r in _rates(d):
+            c = _cell(d.sim["main"], v, rate=r, bdp=8)
+            if c.height:
+                q = _avg(c, "queue_bdp")
+                cells.append(1.0 <= q <= 1.5)
+                txt.append(f"{v[4:]}×{r:g}: {q:.2f}")
+    return Score.cells(sum(cells), len(cells), "mean queue (BDP) at 8 BDP: " + ", ".join(txt),
+                       kernel="4 BBR, 8 BDP: " + _kernel_note(d, "bbr-4", "queue_bdp", 8))
+
+
+@SCORERS("BC-4")
+def _bc4(d: Data) -> Score:
+    r = _rate80(d)
+    c = _cell(d.sim["main"], "bbr-4", rate=r, bdp=8)
+    if r is None or not c.height:
+        return Score.too_few("4 BBR at 80 Mbit/s and 8 BDP did not run at this scale")
+    q, p = _avg(c, "queue_bdp"), _avg(c, "queue_p99_bdp")
+    return Score.test(1.0 <= q <= 1.3 and 1.3 <= p <= 1.7,
+                      f"mean {pm(_vals(c, 'queue_bdp'))} BDP, 99th percentile "
+                      f"{pm(_vals(c, 'queue_p99_bdp'))} BDP",
+                      kernel=_kernel_note(d, "bbr-4", "queue_bdp", 8) and
+                      f"mean {_kernel_note(d, 'bbr-4', 'queue_bdp', 8)}, 99th percentile "
+                      f"{_kernel_note(d, 'bbr-4', 'queue_p99_bdp', 8)}",
+                      partly=1.0 <= q <= 1.5)
+
+
+@SCORERS("BC-5")
+def _bc5(d: Data) -> Score:
+    r = _rate80(d) or _rates(d)[0]
+    c = _cell(d.sim["main"], "cubic-4", rate=r, bdp=8)
+    if not c.height:
+        return Score.too_few("4 CUBIC at 8 BDP did not run at this scale")
+    full = [m >= 0.95 * lim for m, lim in zip(c["queue_max_bdp"].to_list(), c["limit_bdp"].to_list())]
+    drops = [x > 0 for x in c["loss_pct"].to_list()]
+    return Score.test(all(full) and all(drops),
+                      f"{r:g} Mbit/s: backlog peaks {pm(_vals(c, 'queue_max_bdp'))} BDP of a "
+                      f"{c['limit_bdp'][0]:.2f}-BDP limit; loss {pm(_vals(c, 'loss_pct'), '.3f')} %")
+
+
+@SCORERS("BC-6")
+def _bc6(d: Data) -> Score:
+    r = _rate80(d) or _rates(d)[0]
+    b, c = _cell(d.sim["main"], "bbr-4", rate=r, bdp=8), _cell(d.sim["main"], "cubic-4", rate=r, bdp=8)
+    if not b.height or not c.height:
+        return Score.too_few("4 BBR and 4 CUBIC at 8 BDP did not both run at this scale")
+    rb, rc = _avg(b, "rtt_bbr_ms"), _avg(c, "rtt_cubic_ms")
+    x, y = rb / (RTPROP * 1000), rb / rc
+    return Score.test(2.0 <= x <= 2.5 and 0.2 <= y <= 0.3,
+                      f"{r:g} Mbit/s: BBR RTT {rb:.1f} ms = {x:.2f} × RTprop; CUBIC {rc:.1f} ms; "
+                      f"ratio {y:.2f}", partly=x < 3 and y < 0.5)
+
+
+def _loss_cell(d, variant, r, b) -> tuple[float, float]:
+    c = _cell(d.sim["main"], variant, rate=r, bdp=b)
+    return _avg(c, "loss_pct"), _avg(c, "loss_frac")
+
+
+@SCORERS("BC-7")
+def _bc7(d: Data) -> Score:
+    r = _rate80(d)
+    c = _cell(d.sim["main"], "bbr-4", rate=r, bdp=0.5)
+    if r is None or not c.height:
+        return Score.too_few("4 BBR at 80 Mbit/s and 0.5 BDP did not run at this scale")
+    lo, hi = band_1_5(d.pub["BC-7"]["loss_pct"])
+    loss, frac = _avg(c, "loss_pct"), _avg(c, "loss_frac")
+    return Score.test(lo <= loss <= hi and frac >= 0.9,
+                      f"loss {pm(_vals(c, 'loss_pct'))} % (band {lo:.1f}-{hi:.1f}); drops in "
+                      f"{frac * 100:.0f} % of the 0.5-s intervals",
+                      kernel=_kernel_note(d, "bbr-4", "loss_pct", 0.5) and
+                      f"loss {_kernel_note(d, 'bbr-4', 'loss_pct', 0.5)} %, drops in "
+                      f"{_kernel_note(d, 'bbr-4', 'loss_frac', 0.5)} of the 0.5-s intervals",
+                      partly=loss > 1 and frac >= 0.9)
+
+
+def _bc8_rate(d: Data, variant: str, r: float) -> tuple[bool, bool, str]:
+    """(BC-8's test passes, its ordering holds, text) for one variant and rate."""
+    lo, hi = band_1_5(d.pub["BC-7"]["loss_pct"])
+    sh = [_loss_cell(d, variant, r, b)[0] for b in (0.25, 0.5, 0.75)]
+    l125, l2 = _loss_cell(d, variant, r, 1.25)[0], _loss_cell(d, variant, r, 2)[0]
+    deep = [_loss_cell(d, variant, r, b)[0] for b in (2, 4, 8)]
+    if not finite(*sh, l125, l2, *deep):
+        return False, False, f"{r:g}: not every buffer ran"
+    ok = all(lo <= x <= hi for x in sh) and l125 > 0 and l125 > l2 and all(x < 0.1 for x in deep)
+    order = min(sh) > l125 > max(deep) and all(x < 0.1 for x in deep)
+    return ok, order, (f"{r:g} Mbit/s: {'/'.join(f'{x:.1f}' for x in sh)} % at 0.25/0.5/0.75, "
+                       f"{l125:.2f} % at 1.25, ≤ {max(deep):.3f} % at 2-8 BDP")
+
+
+@SCORERS("BC-8")
+def _bc8(d: Data) -> Score:
+    res = [_bc8_rate(d, "bbr-4", r) for r in _rates(d)]
+    if not any(o for _, o, _ in res) and all("not every" in t for _, _, t in res):
+        return Score.too_few("; ".join(t for _, _, t in res))
+    return Score.test(all(ok for ok, _, _ in res), "; ".join(t for _, _, t in res),
+                      partly=all(o for _, o, _ in res))
+
+
+@SCORERS("BC-9")
+def _bc9(d: Data) -> Score:
+    ok, txt = [], []
+    for r in _rates(d):
+        deep = _avg(_cell(d.sim["main"], "bbr-4", rate=r, bdp=8), "util")
+        sh = [_avg(_cell(d.sim["main"], "bbr-4", rate=r, bdp=b), "util") for b in (0.25, 0.5, 0.75)]
+        sh = [x for x in sh if finite(x)]
+        if sh and finite(deep):
+            ok.append(all(x >= 0.9 * deep for x in sh))
+            txt.append(f"{r:g}: {min(sh):.3f} vs {deep:.3f} at 8 BDP")
+    if not ok:
+        return Score.too_few("4 BBR did not run at ≤ 0.75 and 8 BDP")
+    return Score.test(all(ok), "lowest shallow-buffer utilisation vs 8 BDP: " + "; ".join(txt))
+
+
+@SCORERS("BC-10")
+def _bc10(d: Data) -> Score:
+    res = []
+    for v in ("bbr-2", "bbr-4", "bbr-8"):
+        for r in _rates(d):
+            if _cell(d.sim["main"], v, rate=r).height:
+                ok, _, t = _bc8_rate(d, v, r)
+                res.append((ok, f"{v[4:]} flows {t}"))
+    return Score.cells(sum(o for o, _ in res), len(res),
+                       "; ".join(t for o, t in res if not o)[:600] or "every configuration passes")
+
+
+@SCORERS("BC-11")
+def _bc11(d: Data) -> Score:
+    r = _rate80(d)
+    c = _cell(d.sim["main"], "mix-2+2", rate=r, bdp=0.5)
+    if r is None or not c.height:
+        return Score.too_few("2+2 at 80 Mbit/s and 0.5 BDP did not run at this scale")
+    lo, hi = band_1_5(d.pub["BC-11"]["loss_pct"])
+    loss = _avg(c, "loss_pct")
+    others = "; ".join(f"{x:g} Mbit/s {_avg(_cell(d.sim['main'], 'mix-2+2', rate=x, bdp=0.5), 'loss_pct'):.1f} %"
+                       for x in _rates(d) if x != r)
+    return Score.test(lo <= loss <= hi, f"loss {pm(_vals(c, 'loss_pct'))} % (band {lo:.1f}-{hi:.1f})"
+                      + (f"; {others}" if others else ""),
+                      kernel=_kernel_note(d, "mix-2+2", "loss_pct", 0.5) and
+                      f"loss {_kernel_note(d, 'mix-2+2', 'loss_pct', 0.5, rate=None)} %",
+                      partly=loss > 1)
+
+
+def _share_ok(d, variant, r, b) -> tuple[bool, float]:
+    s = _avg(_cell(d.sim["main"], variant, rate=r, bdp=b), "share")
+    return finite(s) and s >= 0.8, s
+
+
+@SCORERS("BC-12")
+def _bc12(d: Data) -> Score:
+    r = _rate80(d)
+    c = _cell(d.sim["main"], "mix-2+2", rate=r, bdp=0.5)
+    if r is None or not c.height:
+        return Score.too_few("2+2 at 80 Mbit/s and 0.5 BDP did not run at this scale")
+    ok, s = _share_ok(d, "mix-2+2", r, 0.5)
+    return Score.test(ok, f"BBR share {pm(_vals(c, 'share'), '.3f')}",
+                      kernel=_kernel_note(d, "mix-2+2", "share", 0.5, ".3f", rate=None))
+
+
+@SCORERS("BC-13")
+def _bc13(d: Data) -> Score:
+    res = []
+    for v in ("mix-1+1", "mix-2+2", "mix-4+4"):
+        for r in _rates(d):
+            for b in (0.25, 0.5, 0.75):
+                if _cell(d.sim["main"], v, rate=r, bdp=b).height:
+                    ok, s = _share_ok(d, v, r, b)
+                    res.append((ok, f"{v[4:]} {r:g} Mbit/s {b} BDP: {s:.2f}"))
+    return Score.cells(sum(o for o, _ in res), len(res),
+                       "below 0.8: " + ("; ".join(t for o, t in res if not o) or "none"))
+
+
+@SCORERS("BC-14")
+def _bc14(d: Data) -> Score:
+    r = _rate80(d)
+    c = _cell(d.sim["main"], "mix-2+2", rate=r, bdp=1.75)
+    per = _vals(c, "period_s")
+    if r is None or not per:
+        return Score.too_few("2+2 at 80 Mbit/s and 1.75 BDP with a long enough run did not "
+                             "run at this scale")
+    k = d.kernel["main"] if d.kernel else None
+    kp = _vals(_cell(k, "mix-2+2", bdp=1.75), "period_s") if k is not None else []
+    return Score.test(all(18 <= p <= 22 for p in per),
+                      "dominant period " + ", ".join(f"{p:.1f} s" for p in per) + " per trial",
+                      kernel=("dominant period " + ", ".join(f"{p:.1f} s" for p in kp)) if kp else "",
+                      partly=any(18 <= p <= 22 for p in per))
+
+
+@SCORERS("BC-15")
+def _bc15(d: Data) -> Score:
+    r = _rate80(d)
+    c = _cell(d.sim["main"], "mix-2+2", rate=r, bdp=1.75)
+    alt, ratio = _vals(c, "probe_alt"), _vals(c, "probe_drop_ratio")
+    if r is None or not alt:
+        return Score.too_few("2+2 at 80 Mbit/s and 1.75 BDP did not run at this scale")
+    a = sum(alt) / len(alt)
+    rr = sum(ratio) / len(ratio) if ratio else float("nan")
+    return Score.test(a >= 0.5 and finite(rr) and rr > 1,
+                      f"consecutive ProbeRTT estimates alternate in {a * 100:.0f} % of "
+                      f"{int(sum(c['probe_n'].to_list()))} pairs; drops after an inflated "
+                      f"estimate / after a low one {rr:.2f}", partly=a >= 0.5)
+
+
+@SCORERS("BC-16")
+def _bc16(d: Data) -> Score:
+    ok, txt, order = [], [], []
+    m = d.sim["main"]
+    for r in _rates(d):
+        c = _cell(m, "mix-2+2", rate=r)
+        if not c.height:
+            continue
+        lo = c.filter(pl.col("bdp") <= 1.25)
+        mid = c.filter((pl.col("bdp") >= 1.5) & (pl.col("bdp") <= 4))
+        sh = c.filter(pl.col("bdp") <= 0.75)
+        deep = c.filter(pl.col("bdp") >= 1.5)
+        il, im = _avg(lo, "bbr_iqr"), _avg(mid, "bbr_iqr")
+        fs, fd = _avg(sh, "loss_frac"), _avg(deep, "loss_frac")
+        if not finite(il, im, fs, fd):
+            continue
+        ok.append(im >= 2 * il and fd < 0.5 and fs >= 0.9)
+        order.append(im > il and fd < fs)
+        txt.append(f"{r:g} Mbit/s: IQR {il:.3f} → {im:.3f}; drops in {fs * 100:.0f} % → "
+                   f"{fd * 100:.0f} % of intervals")
+    if not ok:
+        return Score.too_few("2+2 did not run on both sides of 1.5 BDP at this scale")
+    return Score.test(all(ok), "; ".join(txt), partly=all(order))
+
+
+@SCORERS("BC-17")
+def _bc17(d: Data) -> Score:
+    ok, txt = [], []
+    for r in _rates(d):
+        pts = [(b, s) for b, s in _share_curve(d.sim["main"], "mix-2+2", r) if b >= 1.5]
+        if len(pts) < 3:
+            continue
+        sh = [s for _, s in pts]
+        rises = sum(b > a for a, b in zip(sh, sh[1:]))
+        ok.append(sh[-1] < sh[0] and rises <= 1)
+        txt.append(f"{r:g} Mbit/s: " + " → ".join(f"{s:.2f}" for s in sh) + f" ({rises} rises)")
+    if not ok:
+        return Score.too_few("2+2 ran at fewer than three buffers ≥ 1.5 BDP")
+    return Score.test(all(ok), "BBR share over " + ", ".join(
+        str(b) for b, _ in pts) + " BDP: " + "; ".join(txt))
+
+
+def _crossing_claim(d: Data, variant: str, lo_b: float, hi_b: float, paper: float) -> tuple[bool, str, float | None]:
+    r = _rate80(d)
+    m = d.sim["main"]
+    s_lo = _avg(_cell(m, variant, rate=r, bdp=lo_b), "share")
+    s_hi = _avg(_cell(m, variant, rate=r, bdp=hi_b), "share")
+    cross = crossing(_share_curve(m, variant, r)) if r is not None else None
+    ok = finite(s_lo, s_hi) and s_lo > 0.5 > s_hi
+    return ok, (f"share {s_lo:.3f} at {lo_b:g} BDP, {s_hi:.3f} at {hi_b:g} BDP; crossing "
+                + (f"{cross:.2f} BDP" if cross else "none") + f" (paper ≈{paper:g})"), cross
+
+
+@SCORERS("BC-18")
+def _bc18(d: Data) -> Score:
+    if _rate80(d) is None or not _cell(d.sim["main"], "mix-2+2", rate=80.0, bdp=4).height:
+        return Score.too_few("2+2 at 80 Mbit/s and 4 BDP did not run at this scale")
+    ok, txt, _ = _crossing_claim(d, "mix-2+2", 4, 8, d.pub["BC-18"]["crossing_bdp"])
+    k = d.kernel["main"] if d.kernel else None
+    kt = ""
+    if k is not None and k.height:
+        kc = crossing(_share_curve(k, "mix-2+2"))
+        kt = "crossing " + (f"{kc:.2f} BDP" if kc else "none") + f" ({k['rate_mbps'][0]:g} Mbit/s)"
+    return Score.test(ok, txt, kernel=kt)
+
+
+@SCORERS("BC-19")
+def _bc19(d: Data) -> Score:
+    res = []
+    for b in (0.25, 0.5, 0.75, 1.25):
+        if not _cell(d.sim["main"], "shallow-4", bdp=b).height:
+            continue
+        if _avg(_cell(d.sim["main"], "bbr-4", bdp=b), "loss_pct") < 0.1:
+            continue  # BBR does not lose here: nothing to cut
+        diff, hw = _diff90(d.sim["main"], "shallow-4", "bbr-4", "loss_pct", bdp=b)
+        if not finite(hw):
+            return Score.too_few(f"one trial per buffer: no interval of the loss difference at {b} BDP")
+        res.append((diff + hw < 0, f"{b} BDP: {diff:+.2f} ± {hw:.2f}"))
+    if not res:
+        return Score.too_few("BBR_Shallow and BBR did not run below 1.5 BDP at this scale")
+    n = sum(o for o, _ in res)
+    txt = "BBR_Shallow − BBR loss, points (90 % interval, rates pooled): " + "; ".join(t for _, t in res)
+    return Score(REPRODUCED if n == len(res) else PARTLY if n else NOT, txt)
+
+
+@SCORERS("BC-20")
+def _bc20(d: Data) -> Score:
+    if _rate80(d) is None or not _cell(d.sim["main"], "shallow-2+2", rate=80.0, bdp=2).height:
+        return Score.too_few("BBR_Shallow 2+2 at 80 Mbit/s and 2 BDP did not run at this scale")
+    ok, txt, cs = _crossing_claim(d, "shallow-2+2", 2, 4, d.pub["BC-20"]["crossing_bdp"])
+    cb = crossing(_share_curve(d.sim["main"], "mix-2+2", 80.0))
+    below = cs is not None and cb is not None and cs < cb
+    return Score.test(ok and below, txt + (f"; BBR's {cb:.2f} BDP" if cb else ""), partly=below)

@@ -26,7 +26,8 @@ a wrong simulator number (a changed row of ``d.sim``) or a wrong published one (
 ``d.pub``) and see the verdict change (tests/test_study_claims.py).
 
 A study run is *as recorded* when every claim's verdict equals the one the known-differences
-file records for this scale (reproduced when it records nothing); ``ccbench study`` exits 1
+file records for this scale (reproduced when it records nothing; below full scale a claim may
+also lack the runs it needs, "too few runs at this scale"); ``ccbench study`` exits 1
 otherwise, so a claim that starts or stops being reproduced is noticed and the file updated.
 """
 from __future__ import annotations
@@ -192,13 +193,17 @@ class Scored:
     claim: Claim
     score: Score
     known: Known | None = None
+    scale: str = "full"
 
     @property
     def as_recorded(self) -> bool:
         """The verdict is the one recorded: reproduced (or not testable, as the list says)
-        with no entry, or the entry's verdict at this scale."""
+        with no entry, or the entry's verdict at this scale. Below full scale a claim may
+        lack the runs it needs (too few runs at this scale); at full scale it may not."""
         if not self.claim.testable:
             return self.score.verdict == NOT_TESTABLE
+        if self.score.verdict == TOO_FEW and self.scale != "full" and not self.known:
+            return True
         want = self.known.verdict if self.known else REPRODUCED
         return self.score.verdict == want
 
@@ -227,7 +232,7 @@ def score_all(claims: list[Claim], scorers: Scorers, data: Data,
             data.extra["id"] = c.id
             s = scorers[c.id](data)
         k = next((k for k in known.get(c.id, []) if data.scale in k.scales), None)
-        out.append(Scored(c, s, k))
+        out.append(Scored(c, s, k, data.scale))
     return out
 
 
