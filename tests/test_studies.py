@@ -16,9 +16,10 @@ def study(request, tmp_path_factory):
 
 
 def test_conclusions_have_their_recorded_verdicts(study):
-    assert study.output.checks, "a study without checks proves nothing"
-    bad = [c.line() + (f" (known difference: {c.known})" if c.known else "")
-           for c in study.output.checks if not c.expected]
+    assert study.output.claims or study.output.checks, "a study without checks proves nothing"
+    bad = [s.problem() for s in study.output.claims if not s.as_recorded]
+    bad += [c.line() + (f" (known difference: {c.known})" if c.known else "")
+            for c in study.output.checks if not c.expected]
     assert not bad, "\n".join(bad)
 
 
@@ -28,6 +29,8 @@ def test_results_md_is_generated_with_its_scale(study):
     assert "**Scale: REDUCED" in text
     for c in study.output.checks:
         assert c.claim in text
+    for s in study.output.claims:
+        assert f"| {s.claim.id} |" in text
     for name, _ in study.output.figures:
         assert (study.out / "figures" / name).stat().st_size > 1000
 
@@ -35,6 +38,7 @@ def test_results_md_is_generated_with_its_scale(study):
 def test_rerun_reuses_the_runs(study, capsys):
     again = run_study(study.name, study.out, reduced=True, jobs=1)
     assert [c.measured for c in again.output.checks] == [c.measured for c in study.output.checks]
+    assert [s.score for s in again.output.claims] == [s.score for s in study.output.claims]
 
 
 def test_every_study_has_its_directory_and_readme():
