@@ -293,14 +293,15 @@ def default_band(ours: float, paper: float, kind: str = "other") -> bool:
     +-0.1 points; anything else within a factor 1.5 (d_r = |a-b|/((a+b)/2) <= 0.4)."""
     if not finite(ours, paper):
         return False
+    eps = 1e-9  # printed values: 0.55 against 0.5 is inside +-0.05
     if kind == "share":
-        return abs(ours - paper) <= 0.05
+        return abs(ours - paper) <= 0.05 + eps
     if kind == "loss":
-        return abs(ours - paper) <= 0.1 or (min(ours, paper) > 0
-                                            and max(ours, paper) / min(ours, paper) <= 1.5)
+        return abs(ours - paper) <= 0.1 + eps or (min(ours, paper) > 0
+                                                  and max(ours, paper) / min(ours, paper) <= 1.5 + eps)
     if ours == paper:
         return True
-    return abs(ours - paper) / ((abs(ours) + abs(paper)) / 2) <= 0.4
+    return abs(ours - paper) / ((abs(ours) + abs(paper)) / 2) <= 0.4 + eps
 
 
 def band_1_5(paper: float) -> tuple[float, float]:
