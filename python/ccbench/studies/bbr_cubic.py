@@ -167,7 +167,7 @@ def _rtts(run_dir, fam, t0, t1) -> dict[str, float]:
 
 def _share_period(run_dir, fam, rate) -> float:
     """The dominant period (s) of BBR's 0.5-s share after 10 s: the lag of the highest
-    autocorrelation peak between 5 and 60 s."""
+    autocorrelation peak between 5 and 60 s (up to half the series)."""
     s = slot_series(run_dir, 0.5).filter(pl.col("slot") >= 20)
     bbr = [f for f, k in fam.items() if k == "bbr"]
     g = (s.with_columns(pl.col("flow").is_in(bbr).alias("b"))
@@ -175,7 +175,7 @@ def _share_period(run_dir, fam, rate) -> float:
                                pl.col("mbps").sum().alias("all")).sort("slot"))
     x = [b / a if a > 0 else 0.0 for b, a in zip(g["bb"].to_list(), g["all"].to_list())]
     n = len(x)
-    if n < 240:
+    if n < 160:  # at least 80 s after the first 10: lags up to 40 s, twice the 20-s cycle
         return float("nan")
     m = sum(x) / n
     x = [v - m for v in x]
