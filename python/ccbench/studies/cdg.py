@@ -1372,19 +1372,19 @@ def ch38(d: Data) -> Score:
     av = {(a, cc): _m(f, "util", variant=a, cc=cc) for a in AQMS for cc in CCS3}
     tests = []
     for a in AQMS:
-        if not finite(av[(a, "hldg")]):
+        if not finite(av[(a, "hldg")], av[(a, "cdg")], av[(a, "cubic")]):
             continue
         tests.append((f"{a}: CUBIC highest ({av[(a, 'cubic')]:.3f})", _le(av[(a, "cubic")], max(av[(a, "hldg")], av[(a, "cdg")]))))
         tests.append((f"{a}: HLDG average {av[(a, 'hldg')]:.3f} ≈ {p['hldg_avg'][a] / 100}", default_band(av[(a, "hldg")], p["hldg_avg"][a] / 100, "share")))
         tests.append((f"{a}: CDG average {av[(a, 'cdg')]:.3f} ≈ {p['cdg_avg'] / 100}", default_band(av[(a, "cdg")], p["cdg_avg"] / 100, "share")))
     far = [t for t in _axis(f, "rtt", variant="pie") if t >= 180]
-    if far:
+    if far and all(finite(_m(f, "util", variant="pie", cc=cc)) for cc in CCS3):
         h = [_m(f, "util", variant="pie", cc="hldg", rtt=t) for t in far]
         c = [_m(f, "util", variant="pie", cc="cdg", rtt=t) for t in far]
         u = [_m(f, "util", variant="pie", cc="cubic", rtt=t) for t in far]
         tests.append(("PIE ≥ 180 ms HLDG > CDG", all(a > b for a, b in zip(h, c))))
         tests.append(("PIE ≥ 180 ms HLDG close to CUBIC", all(abs(a - b) <= 0.05 for a, b in zip(h, u))))
-    if finite(av[("fq_pie", "hldg")]):
+    if finite(av[("fq_pie", "hldg")], av[("fq_pie", "cubic")]):
         tests.append(("FQ-PIE HLDG ≈ CUBIC", abs(av[("fq_pie", "hldg")] - av[("fq_pie", "cubic")]) <= 0.05 * av[("fq_pie", "cubic")]))
         tests.append(("HLDG best under FQ-PIE", all(_le(av[("fq_pie", "hldg")], av[(a, "hldg")]) for a in AQMS if finite(av[(a, "hldg")]))))
     if not tests:
@@ -1406,10 +1406,11 @@ def ch39(d: Data) -> Score:
             if t <= 40:
                 cp = dr("pie", "cdg", t)
                 tests.append((f"PIE CDG {t} ms {cp:.2f} % vs {p['pie'][i][1]} %", default_band(cp, p["pie"][i][1], "loss")))
-                tests.append((f"PIE CDG > CUBIC at {t} ms", finite(cp, dr("pie", "cubic", t)) and cp > dr("pie", "cubic", t)))
+                if finite(dr("pie", "cubic", t)):
+                    tests.append((f"PIE CDG > CUBIC at {t} ms", cp > dr("pie", "cubic", t)))
                 if not kernel:
                     tests.append((f"PIE HLDG {t} ms ≈ 0 ({dr('pie', 'hldg', t):.3f} %)", dr("pie", "hldg", t) <= 0.01))
-            elif not kernel:
+            elif not kernel and finite(dr("pie", "cubic", t)):
                 tests.append((f"PIE HLDG < CUBIC at {t} ms", dr("pie", "hldg", t) < dr("pie", "cubic", t)))
         if kernel:
             return tests
