@@ -1438,7 +1438,10 @@ def ch39(d: Data) -> Score:
         kt = "Linux tcp_cdg (BPF) under PIE: " + ", ".join(
             f"{t} ms CDG {_m(kf, 'drop_pct', variant='pie', cc='cdg', rtt=t):.2f} % / CUBIC "
             f"{_m(kf, 'drop_pct', variant='pie', cc='cubic', rtt=t):.2f} %" for t in _axis(kf, "rtt", variant="pie"))
-    return _cells(judge(f), kernel=kt)
+    tests = judge(f)
+    levels = [ok for n, ok in tests if n.startswith("PIE CDG ") and "%" in n]
+    return _downgrade(_cells(tests, kernel=kt), all(levels),
+                      "CDG's PIE drops at 10/40 ms (printed 2.98 / 1.32 %) outside the default band")
 
 
 @SCORERS("CH-40")
