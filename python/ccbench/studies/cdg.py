@@ -131,7 +131,8 @@ def _runs(ctx: Ctx, key: str, kernel: bool = False):
     if idx is None or not idx.height:
         return
     cols = [c for c in ("variant", "cc", "rate", "rtt", "bdp", "loss", "G", "repeat") if c in idx.columns]
-    for r in idx.group_by("run_key").agg([pl.first(c) for c in cols]).iter_rows(named=True):
+    g = idx.group_by("run_key").agg([pl.first(c) for c in cols])
+    for r in g.sort([c for c in cols if g[c].dtype != pl.Object] + ["run_key"]).iter_rows(named=True):
         if "cc" in r:
             r["cc"] = cc_of(r["cc"])
         yield r, ctx.run_dir(key, r["run_key"], kernel)
