@@ -501,7 +501,8 @@ def _ordering(d: Data, judge, t1: str, *, need: dict) -> Score:
     values (kB/s, s), which only the CSMA channel shares with the thesis."""
     csma = d.sim.get(t1)
     if not _has(csma, **need):
-        return _missing(", ".join(f"{k} {v}" for k, v in need.items()) + " on the CSMA channel")
+        return _missing("; ".join(f"{k} {', '.join(map(str, v))}" for k, v in need.items())
+                        + " on the CSMA channel")
     ok, partly, txt = judge(csma)
     fd_t = d.sim.get("fd" + t1[-1])
     fd = judge(fd_t, True) if _has(fd_t, **need) else None
