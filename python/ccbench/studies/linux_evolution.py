@@ -34,8 +34,9 @@ NAME = "linux-evolution"
 TITLE = "Evolution of the Linux TCP stack"
 CAMPAIGNS = {"sim1": "sim1-single.yaml", "sim2": "sim2-background.yaml",
              "sim1-csma": "sim1-csma.yaml", "sim2-csma": "sim2-csma.yaml",
-             "sim1-csma-er-tlp": "sim1-csma-er-tlp.yaml"}
+             "sim1-csma-er-tlp": "sim1-csma-er-tlp.yaml", "sim2-csma-alone": "sim2-csma-alone.yaml"}
 ABLATION = "sim1-csma-er-tlp"
+ALONE = "sim2-csma-alone"
 INTRO = ("E. Sastre Ferrández, *Evolution of the Linux TCP stack: a simulation study*, MSc "
          "thesis, UCLouvain, 2015 (Ch. 5, Tables 5.1-5.11). ccbench runs the study's topology "
          "in two modes, each kernel as a TCP profile (IW, initial RTO, TLP, RTT resolution, "
@@ -57,16 +58,21 @@ def published() -> dict:
 
 
 def reduce(key: str, doc: dict, scale: str) -> dict:
-    """medium: 3 repeats (sim1, both CSMA campaigns and the ablation), all 6 (sim2). reduced
-    (CI), 2 repeats: reno, cubic, lp at 0 and 2 % loss and cubic, lp at N = 2 and 8, with
-    linux-2.6.36 and 3.12 (and current on the full-duplex link); on the CSMA channel simulation
-    1 adds hybla, veno and yeah and linux-3.10 (LE-7, LE-8); the ablation runs hybla only."""
+    """medium: 3 repeats (sim1, the CSMA campaigns, the ablation and the lone main flow), all 6
+    (sim2). reduced (CI), 2 repeats: reno, cubic, lp at 0 and 2 % loss and cubic, lp at N = 2
+    and 8, with linux-2.6.36 and 3.12 (and current on the full-duplex link); on the CSMA
+    channel simulation 1 adds hybla, veno and yeah and linux-3.10 (LE-7, LE-8); the ablation
+    runs hybla only, the lone main flow cubic and lp on linux-2.6.36."""
     A = ("sweep", "axes")
     csma = "csma" in key
     if scale == "medium":
         return patch(doc, {"sweep.repeats": 3}) if key != "sim2" else doc
     if key == ABLATION:
         return patch(doc, {A + ("cc",): {"path": "flows[0].scheme", "values": ["hybla"]},
+                           "sweep.repeats": 2})
+    if key == ALONE:
+        return patch(doc, {A + ("cc",): {"path": "flows[0].scheme", "values": ["cubic", "lp"]},
+                           A + ("profile",): {"path": "tcp.profile", "values": ["linux-2.6.36"]},
                            "sweep.repeats": 2})
     if key == "sim1-csma":
         return patch(doc, {A + ("cc",): {"path": "flows[0].scheme", "values": [
@@ -109,7 +115,7 @@ def main_flow(ctx: Ctx, key: str, kernel: bool = False) -> pl.DataFrame:
         done = fs["completed_ns"]
         t = (done - fs["start_ns"]) / 1e9 if done is not None else float("nan")
         x = (f"TLP {_onoff(r['tlp'])}, ER {_onoff(r['er'])}" if key == ABLATION
-             else r["loss"] if key.startswith("sim1") else r["clients"])
+             else r["loss"] if key.startswith("sim1") else r.get("clients", 1))
         rows.append({"cc": cc_of(r["cc"]), "x": x,
                      "profile": r.get("profile") or "current", "repeat": r["repeat"],
                      "delay_s": t, "goodput_kBps": fs["app_bytes"] / 1000 / t if done else float("nan"),
@@ -203,6 +209,8 @@ def analyse(ctx: Ctx) -> Output:
         _csma(ctx, out, pub)
     if ABLATION in ctx.index:
         _ablation(ctx, out)
+    if ALONE in ctx.index and "sim2-csma" in ctx.index:
+        _alone(ctx, out, pub)
     return out
 
 
@@ -360,6 +368,31 @@ def _ablation(ctx: Ctx, out: Output) -> None:
         note="`sim1-csma-er-tlp.yaml`: simulation 1 at 0 % loss on the CSMA channel, profile "
              "linux-3.10 with `tlp` and `early-retransmit` set beside it (keys beside a profile "
              "win)."))
+
+
+def _alone(ctx: Ctx, out: Output, pub: dict) -> None:
+    """Simulation 2's main flow alone on the CSMA channel beside the thesis's N = 2 times and
+    ccbench's (sim2-csma-alone.yaml): how much of its life the thesis's background flow can
+    have shared the channel."""
+    t, s2 = main_flow(ctx, ALONE), main_flow(ctx, "sim2-csma")
+    rows = []
+    for cc in dict.fromkeys(t["cc"].to_list()):
+        for pr in KERNELS:
+            m, h = _ci(t, "delay_s", cc=cc, profile=pr)
+            if not finite(m):
+                continue
+            p = pub["sim2_delay"][2].get(cc, {}).get(KERNELS[pr])
+            m2, h2 = _ci(s2, "delay_s", cc=cc, x=2, profile=pr)
+            rows.append([cc, KERNELS[pr], f"{m:.0f} ± {h:.0f}",
+                         f"{p[0]:g} ± {p[1]:g}" if p else "–",
+                         f"{m2:.0f} ± {h2:.0f}" if finite(m2) else "–"])
+    out.tables.append(Table(
+        "CSMA: simulation 2's main flow alone on the channel against the thesis's N = 2 "
+        "(Table 5.2), s, mean ± 90 % CI",
+        ["CC", "kernel", "ccbench, alone", "thesis, N = 2", "ccbench, N = 2"], rows,
+        note="`sim2-csma-alone.yaml`: the 1-MiB main flow with no background flow. Where the "
+             "thesis's N = 2 time is near the lone flow's, its background flow cannot have "
+             "shared the channel for most of the main flow's life (LE-10)."))
 
 
 # ======================================================================= claims (LE-1 … LE-27)
