@@ -540,13 +540,22 @@ def _rate80(d: Data) -> float | None:
     return 80.0 if 80.0 in _rates(d) else None
 
 
+def _at80(d: Data, variant: str, bdp: float) -> tuple[pl.DataFrame | None, Score | None]:
+    """The runs of ``variant`` at 80 Mbit/s and ``bdp``, or the "too few runs" score when this
+    scale did not run that cell."""
+    r = _rate80(d)
+    c = _cell(d.sim["main"], variant, rate=r, bdp=bdp)
+    if r is None or not c.height:
+        return None, Score.too_few(f"{variant} at 80 Mbit/s and {bdp:g} BDP did not run at this scale")
+    return c, None
+
+
 @SCORERS("BC-1")
 def _bc1(d: Data) -> Score:
-    r = _rate80(d)
-    c = _cell(d.sim["main"], "bbr-4", rate=r, bdp=8)
-    if r is None or not c.height:
-        return Score.too_few("4 BBR at 80 Mbit/s and 8 BDP did not run at this scale")
-    fair = [max(abs(x / (r / 4) - 1) for x in fl) for fl in c["flow_mbps"].to_list()]
+    c, few = _at80(d, "bbr-4", 8)
+    if few:
+        return few
+    fair = [max(abs(x / (80.0 / 4) - 1) for x in fl) for fl in c["flow_mbps"].to_list()]
     sync = _vals(c, "probe_sync")
     ok = max(fair) <= 0.10 and sync and min(sync) >= 0.9
     return Score.test(bool(ok), f"largest per-flow deviation from R/4 {max(fair) * 100:.1f} %; "
@@ -589,10 +598,9 @@ def _bc3(d: Data) -> Score:
 
 @SCORERS("BC-4")
 def _bc4(d: Data) -> Score:
-    r = _rate80(d)
-    c = _cell(d.sim["main"], "bbr-4", rate=r, bdp=8)
-    if r is None or not c.height:
-        return Score.too_few("4 BBR at 80 Mbit/s and 8 BDP did not run at this scale")
+    c, few = _at80(d, "bbr-4", 8)
+    if few:
+        return few
     q, p = _avg(c, "queue_bdp"), _avg(c, "queue_p99_bdp")
     return Score.test(1.0 <= q <= 1.3 and 1.3 <= p <= 1.7,
                       f"mean {pm(_vals(c, 'queue_bdp'))} BDP, 99th percentile "
@@ -636,10 +644,9 @@ def _loss_cell(d, variant, r, b) -> tuple[float, float]:
 
 @SCORERS("BC-7")
 def _bc7(d: Data) -> Score:
-    r = _rate80(d)
-    c = _cell(d.sim["main"], "bbr-4", rate=r, bdp=0.5)
-    if r is None or not c.height:
-        return Score.too_few("4 BBR at 80 Mbit/s and 0.5 BDP did not run at this scale")
+    c, few = _at80(d, "bbr-4", 0.5)
+    if few:
+        return few
     lo, hi = band_1_5(d.pub["BC-7"]["loss_pct"])
     loss, frac = _avg(c, "loss_pct"), _avg(c, "loss_frac")
     return Score.test(lo <= loss <= hi and frac >= 0.9,
@@ -703,14 +710,13 @@ def _bc10(d: Data) -> Score:
 
 @SCORERS("BC-11")
 def _bc11(d: Data) -> Score:
-    r = _rate80(d)
-    c = _cell(d.sim["main"], "mix-2+2", rate=r, bdp=0.5)
-    if r is None or not c.height:
-        return Score.too_few("2+2 at 80 Mbit/s and 0.5 BDP did not run at this scale")
+    c, few = _at80(d, "mix-2+2", 0.5)
+    if few:
+        return few
     lo, hi = band_1_5(d.pub["BC-11"]["loss_pct"])
     loss = _avg(c, "loss_pct")
     others = "; ".join(f"{x:g} Mbit/s {_avg(_cell(d.sim['main'], 'mix-2+2', rate=x, bdp=0.5), 'loss_pct'):.1f} %"
-                       for x in _rates(d) if x != r)
+                       for x in _rates(d) if x != 80.0)
     return Score.test(lo <= loss <= hi, f"loss {pm(_vals(c, 'loss_pct'))} % (band {lo:.1f}-{hi:.1f})"
                       + (f"; {others}" if others else ""),
                       kernel=_kernel_note(d, "mix-2+2", "loss_pct", 0.5) and
@@ -725,11 +731,10 @@ def _share_ok(d, variant, r, b) -> tuple[bool, float]:
 
 @SCORERS("BC-12")
 def _bc12(d: Data) -> Score:
-    r = _rate80(d)
-    c = _cell(d.sim["main"], "mix-2+2", rate=r, bdp=0.5)
-    if r is None or not c.height:
-        return Score.too_few("2+2 at 80 Mbit/s and 0.5 BDP did not run at this scale")
-    ok, s = _share_ok(d, "mix-2+2", r, 0.5)
+    c, few = _at80(d, "mix-2+2", 0.5)
+    if few:
+        return few
+    ok, _ = _share_ok(d, "mix-2+2", 80.0, 0.5)
     return Score.test(ok, f"BBR share {pm(_vals(c, 'share'), '.3f')}",
                       kernel=_kernel_note(d, "mix-2+2", "share", 0.5, ".3f", rate=None))
 
