@@ -79,6 +79,12 @@ def test_orderings_and_bands_follow_the_conventions():
     assert cl.default_band(0.55, 0.5, "share") and not cl.default_band(0.56, 0.5, "share")
     assert cl.default_band(14.9, 10, "loss") and not cl.default_band(15.1, 10, "loss")
     assert cl.default_band(0.15, 0.06, "loss")                 # +-0.1 points
+    # with the runs, ">" must be resolved beyond their spread: 290 vs 287 over noisy runs is a tie
+    runs = {"reno": [285.0, 290.0, 295.0], "vegas": [282.0, 287.0, 292.0]}
+    assert cl.order_holds({"reno": 290.0, "vegas": 287.0}, "reno > vegas")
+    assert not cl.order_holds({"reno": 290.0, "vegas": 287.0}, "reno > vegas", runs)
+    runs["vegas"] = [96.0, 97.0, 98.0]
+    assert cl.order_holds({"reno": 290.0, "vegas": 97.0}, "reno > vegas", runs)
     lo, hi = cl.band_1_5(10)
     assert lo == pytest.approx(6.667, abs=1e-3) and hi == pytest.approx(15.0)
     assert cl.default_band(hi, 10) and not cl.default_band(hi * 1.01, 10)
@@ -118,6 +124,8 @@ def _bc_row(v, r, b, k):
             "probe_alt": 0.7 if (v == "mix-2+2" and b == 1.75) else float("nan"),
             "probe_drop_ratio": 2.0 if (v == "mix-2+2" and b == 1.75) else float("nan"),
             "probe_n": 20 if (v == "mix-2+2" and b == 1.75) else 0,
+            "probe_min_ms": 25.5 if (v == "mix-2+2" and b == 1.75) else float("nan"),
+            "probe_max_ms": 61.0 if (v == "mix-2+2" and b == 1.75) else float("nan"),
             "probe_sync": 1.0 if (v == "bbr-4" and b == 8) else float("nan")} | (
         {} if bbr_alone or v.startswith(("mix", "shallow-2")) else {})
 

@@ -130,7 +130,7 @@ def run_table(ctx: Ctx, key: str, kernel: bool = False) -> pl.DataFrame:
         row.update(_probe_rtt_cycle(d, fam, _bottleneck(exp))
                    if r["variant"] == "mix-2+2" and abs(bdp - 1.75) < 1e-9
                    else {"probe_alt": float("nan"), "probe_drop_ratio": float("nan"),
-                         "probe_n": 0})
+                         "probe_n": 0, "probe_min_ms": float("nan"), "probe_max_ms": float("nan")})
         row["probe_sync"] = (_probe_sync(d, fam, t0, dur) if r["variant"] == "bbr-4"
                              and bdp == 8 else float("nan"))
         rows.append(row)
@@ -222,7 +222,8 @@ def _probe_rtt_cycle(run_dir, fam, link) -> dict[str, float]:
     of consecutive pairs that alternate between <= 1.3 x RTprop and >= 2 x RTprop; and the
     ratio of the bottleneck's drops in the 10 s after an inflated estimate to those after a
     low one."""
-    nan = {"probe_alt": float("nan"), "probe_drop_ratio": float("nan"), "probe_n": 0}
+    nan = {"probe_alt": float("nan"), "probe_drop_ratio": float("nan"), "probe_n": 0,
+           "probe_min_ms": float("nan"), "probe_max_ms": float("nan")}
     f = _bbr_modes(run_dir, ["cc_min_rtt_us"])
     if f is None:
         return nan
@@ -237,6 +238,7 @@ def _probe_rtt_cycle(run_dir, fam, link) -> dict[str, float]:
         return qd[j] - qd[min(i, j)] if qd else 0
 
     alt = pairs = 0
+    all_ests = []
     after = {"low": [], "high": []}
     lo, hi = 1.3 * RTPROP * 1e6, 2 * RTPROP * 1e6
     for fl in [x for x, k in fam.items() if k == "bbr"]:
@@ -248,6 +250,7 @@ def _probe_rtt_cycle(run_dir, fam, link) -> dict[str, float]:
             after_b = g.filter(pl.col("time_ns") >= int(b * 1e9)).head(1)
             if after_b.height:
                 ests.append((b, float(after_b["cc_min_rtt_us"][0])))
+        all_ests.append(ests)
         for (b0, e0), (b1, e1) in zip(ests, ests[1:]):
             pairs += 1
             alt += (e0 <= lo and e1 >= hi) or (e0 >= hi and e1 <= lo)
@@ -257,9 +260,11 @@ def _probe_rtt_cycle(run_dir, fam, link) -> dict[str, float]:
                 after[kind].append(drops(b, b + 10))
     if not pairs:
         return nan
+    every = [e for fl_ests in all_ests for _, e in fl_ests]
     mh = sum(after["high"]) / len(after["high"]) if after["high"] else float("nan")
     ml = sum(after["low"]) / len(after["low"]) if after["low"] else float("nan")
-    return {"probe_alt": alt / pairs,
+    return {"probe_alt": alt / pairs, "probe_min_ms": min(every) / 1000,
+            "probe_max_ms": max(every) / 1000,
             "probe_drop_ratio": (mh / ml if ml and ml > 0 else (float("inf") if mh > 0 else float("nan"))),
             "probe_n": pairs}
 
@@ -558,8 +563,14 @@ def _bc1(d: Data) -> Score:
     fair = [max(abs(x / (80.0 / 4) - 1) for x in fl) for fl in c["flow_mbps"].to_list()]
     sync = _vals(c, "probe_sync")
     ok = max(fair) <= 0.10 and sync and min(sync) >= 0.9
+    k = _cell(d.kernel["main"] if d.kernel else None, "bbr-4", bdp=8)
+    kt = ""
+    if k.height:
+        kf = [max(abs(x / (float(k["rate_mbps"][0]) / 4) - 1) for x in fl) for fl in k["flow_mbps"].to_list()]
+        kt = (f"largest deviation {max(kf) * 100:.1f} %; ProbeRTTs matched "
+              f"{pm(_vals(k, 'probe_sync'), '.2f')} (today's BBR, ProbeRTT read from a cwnd gain of 1)")
     return Score.test(bool(ok), f"largest per-flow deviation from R/4 {max(fair) * 100:.1f} %; "
-                      f"ProbeRTTs matched by all flows {pm(sync, '.2f')}")
+                      f"ProbeRTTs matched by all flows {pm(sync, '.2f')}", kernel=kt)
 
 
 @SCORERS("BC-2")
@@ -777,10 +788,19 @@ def _bc15(d: Data) -> Score:
         return Score.too_few("2+2 at 80 Mbit/s and 1.75 BDP did not run at this scale")
     a = sum(alt) / len(alt)
     rr = sum(ratio) / len(ratio) if ratio else float("nan")
+    k = _cell(d.kernel["main"] if d.kernel else None, "mix-2+2", bdp=1.75)
+    kt = (f"alternate in {_avg(k, 'probe_alt') * 100:.0f} % of {int(sum(k['probe_n'].to_list()))} "
+          f"pairs; estimates {_probe_range(k)}" if k.height and _vals(k, "probe_alt") else "")
     return Score.test(a >= 0.5 and finite(rr) and rr > 1,
                       f"consecutive ProbeRTT estimates alternate in {a * 100:.0f} % of "
-                      f"{int(sum(c['probe_n'].to_list()))} pairs; drops after an inflated "
-                      f"estimate / after a low one {rr:.2f}", partly=a >= 0.5)
+                      f"{int(sum(c['probe_n'].to_list()))} pairs; estimates {_probe_range(c)}; "
+                      f"drops after an inflated estimate / after a low one {rr:.2f}",
+                      kernel=kt, partly=a >= 0.5)
+
+
+def _probe_range(c: pl.DataFrame) -> str:
+    lo, hi = _vals(c, "probe_min_ms"), _vals(c, "probe_max_ms")
+    return f"{min(lo):.1f}-{max(hi):.1f} ms" if lo and hi else "–"
 
 
 @SCORERS("BC-16")

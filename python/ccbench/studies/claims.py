@@ -309,17 +309,22 @@ def band_1_5(paper: float) -> tuple[float, float]:
     return paper * (1 - 0.2) / (1 + 0.2), paper * (1 + 0.2) / (1 - 0.2)
 
 
-def order_holds(values: dict[str, float], order: str) -> bool:
+def order_holds(values: dict[str, float], order: str,
+                runs: dict[str, list[float]] | None = None) -> bool:
     """``order`` as the paper writes it, e.g. "cubic >= reno > vegas" or "vegas > cubic = reno":
     ">" strict, ">=" the first no more than 5 % below the second, "=" within 5 % of each
-    other (the list's conventions)."""
+    other (the list's conventions). With ``runs`` (each name's per-run values), ">" must also
+    be resolved by them: the difference of the means above its one-sided 95 % bound under
+    equal means (Welch's t), so that two values equal within the run-to-run spread are not
+    read as an ordering; with fewer than two runs on a side there is no spread to judge and
+    the plain comparison stands."""
     toks = order.split()
     names, ops = toks[0::2], toks[1::2]
     for a, op, b in zip(names, ops, names[1:]):
         x, y = values.get(a), values.get(b)
         if not finite(x, y):
             return False
-        if op == ">" and not x > y:
+        if op == ">" and not (x > y and _resolved(runs, a, b)):
             return False
         if op == ">=" and not x >= 0.95 * y:
             return False
@@ -328,6 +333,23 @@ def order_holds(values: dict[str, float], order: str) -> bool:
         if op not in (">", ">=", "="):
             raise ValueError(f"unknown relation {op!r} in {order!r}")
     return True
+
+
+def _resolved(runs: dict[str, list[float]] | None, a: str, b: str) -> bool:
+    """mean(a) - mean(b) exceeds Welch's one-sided 95 % bound of the difference."""
+    if not runs or a not in runs or b not in runs:
+        return True
+    ma, sa, na = mean_sd(runs[a])
+    mb, sb, nb = mean_sd(runs[b])
+    if na < 2 or nb < 2:
+        return True
+    va, vb = sa * sa / na, sb * sb / nb
+    if va + vb == 0:
+        return ma > mb
+    from ..campaign.aggregate import t_quantile
+    df = (va + vb) ** 2 / (va * va / (na - 1) + vb * vb / (nb - 1)) if va * vb > 0 else \
+        (na - 1 if va else nb - 1)
+    return ma - mb > t_quantile(0.95, df) * math.sqrt(va + vb)
 
 
 def mean_sd(xs: list[float]) -> tuple[float, float, int]:
