@@ -8,7 +8,7 @@ import copy
 import polars as pl
 import pytest
 
-from ccbench.studies import cdg
+from ccbench.studies import cdg, cdg_claims
 from ccbench.studies import claims as cl
 
 PUB = cdg.published()
@@ -71,7 +71,7 @@ def good_data() -> cl.Data:
     f_rows = []
     for a in ("fifo", "pie", "fq_codel", "fq_pie"):
         for i, t in enumerate(RTT5):
-            for k, cc in enumerate(cdg.CCS3):
+            for k, cc in enumerate(cdg_claims.CCS3):
                 if a == "fifo":
                     j, u, dr = PUB["table_6_1"]["jain"][i], 1.0, 0.0
                     mm, q = PUB["table_6_1"]["maxmin"][i], PUB["table_6_1"]["qdelay_ms"][i]
@@ -125,7 +125,7 @@ def good_data() -> cl.Data:
     for R in (1.5, 4, 12, 25):
         for t in RTT5:
             for lo in (0.001, 0.01):
-                h15_rows += [{"cc": cc, "rate": R, "rtt": t, "loss": lo, "util": float("nan")} for cc in cdg.CCS3]
+                h15_rows += [{"cc": cc, "rate": R, "rtt": t, "loss": lo, "util": float("nan")} for cc in cdg_claims.CCS3]
     h15 = pl.DataFrame(h15_rows)
     sim = {"e0": e0, "e1": e1, "bo": bo, "e2": e2, "e3": e3, "e4": e4, "e5": e5, "h2": h2, "h4": h4,
            "h5": h5, "h6": h6, "h8": h8, "h9": h9, "h10": h10, "h15": h15, "f": f, "n": n, "f2": f2, "f4": f4}
@@ -134,7 +134,7 @@ def good_data() -> cl.Data:
 
 def verdict(d: cl.Data, cid: str) -> str:
     d.extra["id"] = cid
-    return cdg.SCORERS[cid](d).verdict
+    return cdg_claims.SCORERS[cid](d).verdict
 
 
 # the claims the hand-built tables reproduce (the H15 lossy levels are left out: their tables
@@ -147,7 +147,7 @@ GOOD = ["CH-1", "CH-2", "CH-3", "CH-4", "CH-5", "CH-6", "CH-7", "CH-8", "CH-9", 
 def test_every_claim_has_a_scorer():
     from pathlib import Path
     ids = [c.id for c in cl.load_claims(Path(cdg.__file__).resolve().parents[3] / "examples/studies/cdg-hldg")]
-    assert ids == [f"CH-{i}" for i in range(1, 42)] and set(cdg.SCORERS) == set(ids)
+    assert ids == [f"CH-{i}" for i in range(1, 42)] and set(cdg_claims.SCORERS) == set(ids)
 
 
 @pytest.mark.parametrize("cid", GOOD)

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from ccbench.studies import claims as cl
-from ccbench.studies import coco
+from ccbench.studies import coco, coco_claims
 from ccbench.studies.claims import Data
 
 PUB = coco.published()
@@ -130,7 +130,7 @@ def data():
 
 def score(d: Data, cid: str) -> cl.Score:
     d.extra["id"] = cid
-    return coco.SCORERS[cid](d)
+    return coco_claims.SCORERS[cid](d)
 
 
 # CB-48 and CB-50 ask for delayed-ACK peaks that ccbench's tables cannot show: partly at best
@@ -142,14 +142,14 @@ def test_every_testable_claim_has_a_scorer_and_none_more():
     claims = cl.load_claims(STUDIES_DIR / "coco-beholder")
     assert len(claims) == 50
     testable = {c.id for c in claims if c.testable}
-    assert set(coco.SCORERS) == testable
+    assert set(coco_claims.SCORERS) == testable
     held = [c for c in claims if c.why.startswith("held out")]
     assert [c.id for c in held] == [f"CB-{i}" for i in range(10, 31)]
 
 
 def test_matching_numbers_are_reproduced():
     d = data()
-    for cid in coco.SCORERS:
+    for cid in coco_claims.SCORERS:
         s = score(d, cid)
         assert s.verdict == CEILING.get(cid, cl.REPRODUCED), (cid, s)
 

@@ -11,6 +11,7 @@ import pytest
 
 from ccbench.studies import claims as cl
 from ccbench.studies import linux_evolution as le
+from ccbench.studies import linux_evolution_claims as lec
 from ccbench.studies.common import STUDIES_DIR
 
 PUB = le.published()
@@ -23,7 +24,7 @@ def _sim1() -> list[dict]:
     (§5.1.4.1), YeAH's and Reno's retransmissions on 3.10 (§5.1.6)."""
     top26 = {"scalable", "htcp", "cubic", "veno", "hybla", "lp"}
     rows = []
-    for cc in le.ALL13:
+    for cc in lec.ALL13:
         g0 = PUB["sim1"][cc]["goodput_kBps"]
         for pr in le.PROFS:
             f = {P26: 1.0 if cc in top26 else 0.97, P37: 0.9 if cc == "hybla" else 1.0,
@@ -83,19 +84,19 @@ def data(**changes) -> cl.Data:
 
 def score(d: cl.Data, cid: str) -> cl.Score:
     d.extra["id"] = cid
-    return le.SCORERS[cid](d)
+    return lec.SCORERS[cid](d)
 
 
 def scored(d: cl.Data) -> dict[str, str]:
     claims = cl.load_claims(STUDIES_DIR / le.NAME)
-    return {s.claim.id: s.score.verdict for s in cl.score_all(claims, le.SCORERS, d, {})}
+    return {s.claim.id: s.score.verdict for s in cl.score_all(claims, lec.SCORERS, d, {})}
 
 
 def test_every_claim_has_a_scorer_or_is_not_testable():
     claims = cl.load_claims(STUDIES_DIR / le.NAME)
     assert [c.id for c in claims] == [f"LE-{i}" for i in range(1, 28)]
     for c in claims:
-        assert (c.id in le.SCORERS) == c.testable, c.id
+        assert (c.id in lec.SCORERS) == c.testable, c.id
     assert [c.id for c in claims if not c.testable] == ["LE-9"]
 
 

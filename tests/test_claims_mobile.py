@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from ccbench.studies import claims as cl
-from ccbench.studies import mobile
+from ccbench.studies import mobile, mobile_claims
 from ccbench.studies.claims import Data
 
 LOADS = ("bulk", "onoff", "stream50", "stream25")
@@ -99,12 +99,12 @@ def claim_list():
 
 def score(claim_list, df, pub, scale="full", kernel=None) -> dict[str, cl.Score]:
     d = Data(sim=df, kernel=kernel, pub=pub, scale=scale)
-    return {s.claim.id: s.score for s in cl.score_all(claim_list, mobile.SCORERS, d, {})}
+    return {s.claim.id: s.score for s in cl.score_all(claim_list, mobile_claims.SCORERS, d, {})}
 
 
 def test_every_claim_has_a_scorer_and_the_list_has_forty(claim_list):
     assert [c.id for c in claim_list] == [f"MB-{i}" for i in range(1, 41)]
-    assert set(mobile.SCORERS) == {c.id for c in claim_list}
+    assert set(mobile_claims.SCORERS) == {c.id for c in claim_list}
     assert sum(c.qualitative for c in claim_list) == 5
 
 

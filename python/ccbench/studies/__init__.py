@@ -51,6 +51,15 @@ def module(name: str):
     return importlib.import_module(f".{STUDIES[name]}", __name__)
 
 
+def scorers(name: str):
+    """The study's claim scorers (``SCORERS``): in ``<module>_claims`` where the study keeps
+    them apart from its runs and tables, else in the study module itself."""
+    try:
+        return importlib.import_module(f".{STUDIES[name]}_claims", __name__).SCORERS
+    except ModuleNotFoundError:
+        return module(name).SCORERS
+
+
 SCALES = ("reduced", "medium", "full")
 
 
@@ -94,11 +103,11 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
     ctx = Ctx(out=out, scale=scale, index=index, kernel_index=kindex, docs=docs,
               figdir=out / "figures")
     output = mod.analyse(ctx)
-    if hasattr(mod, "SCORERS"):
+    if hasattr(mod, "measure"):
         from . import claims as cl
         sdir = STUDIES_DIR / name
         claim_list = cl.load_claims(sdir)
-        output.claims = cl.score_all(claim_list, mod.SCORERS, mod.measure(ctx),
+        output.claims = cl.score_all(claim_list, scorers(name), mod.measure(ctx),
                                      cl.load_known(sdir, [c.id for c in claim_list]))
     if kfail:
         output.notes.append(f"{len(kfail)} kernel run(s) failed and are missing from the kernel "
@@ -128,4 +137,4 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
     return StudyResult(name=name, out=out, output=output, results_md=md)
 
 
-__all__ = ["SCALES", "STUDIES", "StudyResult", "module", "run_study"]
+__all__ = ["SCALES", "STUDIES", "StudyResult", "module", "run_study", "scorers"]

@@ -155,6 +155,14 @@ class Score:
                      kernel)
 
     @staticmethod
+    def named(tests: list[tuple[str, bool]], text: str = "", *, kernel: str = "") -> "Score":
+        """Score.cells over named statements or cells; the failing ones are named."""
+        bad = [n for n, ok in tests if not ok]
+        t = text + ("; misses: " + ", ".join(bad[:12]) + (" …" if len(bad) > 12 else "")
+                    if bad else "")
+        return Score.cells(len(tests) - len(bad), len(tests), t.strip("; "), kernel=kernel)
+
+    @staticmethod
     def too_few(sim: str) -> "Score":
         return Score(TOO_FEW, sim)
 
