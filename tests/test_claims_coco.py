@@ -90,11 +90,7 @@ def _sq():
                 if cc == "bbr" and delta == 150 and step in PUB["square_wave_bbr_owd95"]:
                     row["owd95"] = PUB["square_wave_bbr_owd95"][step]
                 rows.append(row)
-    return pl.DataFrame(rows, schema={"cc": pl.Utf8, "delta": pl.Int64, "step": pl.Int64,
-                                      "repeat": pl.Int64, "tput": pl.Float64,
-                                      "owd95": pl.Float64, "cwnd3": pl.Float64,
-                                      "cwnd5": pl.Float64, "cwnd_late": pl.Float64,
-                                      "cwnd_mean": pl.Float64})
+    return pl.DataFrame(rows, schema=coco.SQ_SCHEMA)
 
 
 def _trace():

@@ -248,6 +248,12 @@ def fs_table(ctx: Ctx, kernel: bool = False) -> pl.DataFrame | None:
     return pl.DataFrame(rows)
 
 
+#: columns of the square-wave table (one row per run): throughput, OWD95, CUBIC's cwnd
+SQ_SCHEMA = {"cc": pl.Utf8, "delta": pl.Int64, "step": pl.Int64, "repeat": pl.Int64,
+             "tput": pl.Float64, "owd95": pl.Float64, "cwnd3": pl.Float64, "cwnd5": pl.Float64,
+             "cwnd_late": pl.Float64, "cwnd_mean": pl.Float64}
+
+
 def _sq_table(ctx: Ctx, kernel: bool = False) -> pl.DataFrame | None:
     """The square-wave grid, one row per run: cc, delta, step, repeat, tput (Mbit/s), owd95
     (ms); for CUBIC and BBR at delta 150 ms, steps 120-170, the cwnd (packets) at 3 and 5 s,
@@ -277,11 +283,7 @@ def _sq_table(ctx: Ctx, kernel: bool = False) -> pl.DataFrame | None:
                            cwnd_late=float(fl.filter(t >= int(3e9))["cwnd"].median()),
                            cwnd_mean=float(fl.filter(t >= int(2e9))["cwnd"].mean()))
         rows.append(row)
-    return pl.DataFrame(rows, schema={"cc": pl.Utf8, "delta": pl.Int64, "step": pl.Int64,
-                                      "repeat": pl.Int64, "tput": pl.Float64,
-                                      "owd95": pl.Float64, "cwnd3": pl.Float64,
-                                      "cwnd5": pl.Float64, "cwnd_late": pl.Float64,
-                                      "cwnd_mean": pl.Float64})
+    return pl.DataFrame(rows, schema=SQ_SCHEMA)
 
 
 def trace_stats(sent: dict[int, int], t0_ms: int, t1_ms: int, gap_ms: float = 10.0) -> dict:

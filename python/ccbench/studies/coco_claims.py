@@ -200,11 +200,18 @@ def _cb32(t):
                               f"{a[1] / b[1]:.1f}×")
 
 
+def _on_both(d: Data, judge) -> Score:
+    """A Fifty Shades claim judged on the simulator's layouts, the kernel's beside it;
+    ``judge(table) -> (passed or None when the layouts did not run, text)``."""
+    ok, text = judge(d.sim["fs"])
+    k = kernel_table(d, "fs")
+    kt = judge(k)[1] if k is not None else ""
+    return Score.too_few(text) if ok is None else Score.test(ok, text, kernel=kt)
+
+
 @SCORERS("CB-32")
 def cb32(d: Data) -> Score:
-    ok, text = _cb32(d.sim["fs"])
-    kt = _cb32(kernel_table(d, "fs"))[1] if kernel_table(d, "fs") is not None else ""
-    return Score.too_few(text) if ok is None else Score.test(ok, text, kernel=kt)
+    return _on_both(d, _cb32)
 
 
 def _cb33(t):
@@ -221,9 +228,7 @@ def _cb33(t):
 
 @SCORERS("CB-33")
 def cb33(d: Data) -> Score:
-    ok, text = _cb33(d.sim["fs"])
-    kt = _cb33(kernel_table(d, "fs"))[1] if kernel_table(d, "fs") is not None else ""
-    return Score.too_few(text) if ok is None else Score.test(ok, text, kernel=kt)
+    return _on_both(d, _cb33)
 
 
 def _cb34(t):
@@ -309,9 +314,7 @@ def _cb37(t):
 
 @SCORERS("CB-37")
 def cb37(d: Data) -> Score:
-    ok, text = _cb37(d.sim["fs"])
-    kt = _cb37(kernel_table(d, "fs"))[1] if kernel_table(d, "fs") is not None else ""
-    return Score.too_few(text) if ok is None else Score.test(ok, text, kernel=kt)
+    return _on_both(d, _cb37)
 
 
 @SCORERS("CB-38")
