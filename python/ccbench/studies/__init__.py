@@ -6,10 +6,10 @@
     ccbench study coco-beholder --kernel -o results/study-coco            # + kernel runs (root)
 
 Each study runs its checked-in campaign file(s) (``examples/studies/<name>/*.yaml``) through
-the campaign layer, reads the runs back, compares them with the numbers the study published
-(``examples/studies/<name>/published.yaml``, each with its source) and writes RESULTS.md and
-figures. The study's conclusions are checks: ``run_study`` returns them and the CLI exits 1
-when one fails.
+the campaign layer, reads the runs back and scores every claim of the paper
+(``examples/studies/<name>/claims.yaml``, ccbench.studies.claims) against the numbers it
+published (``published.yaml``), writing RESULTS.md and figures. The CLI exits 1 when a claim's
+verdict is not the one ``known-differences.yaml`` records.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def module(name: str):
 
 def scorers(name: str):
     """The study's claim scorers (``SCORERS``): in ``<module>_claims`` where the study keeps
-    them apart from its runs and tables, else in the study module itself."""
+    them apart from its runs and tables, else in the study module itself (bbr_cubic)."""
     try:
         return importlib.import_module(f".{STUDIES[name]}_claims", __name__).SCORERS
     except ModuleNotFoundError:
@@ -103,12 +103,11 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
     ctx = Ctx(out=out, scale=scale, index=index, kernel_index=kindex, docs=docs,
               figdir=out / "figures")
     output = mod.analyse(ctx)
-    if hasattr(mod, "measure"):
-        from . import claims as cl
-        sdir = STUDIES_DIR / name
-        claim_list = cl.load_claims(sdir)
-        output.claims = cl.score_all(claim_list, scorers(name), mod.measure(ctx),
-                                     cl.load_known(sdir, [c.id for c in claim_list]))
+    from . import claims as cl
+    sdir = STUDIES_DIR / name
+    claim_list = cl.load_claims(sdir)
+    output.claims = cl.score_all(claim_list, scorers(name), mod.measure(ctx),
+                                 cl.load_known(sdir, [c.id for c in claim_list]))
     if kfail:
         output.notes.append(f"{len(kfail)} kernel run(s) failed and are missing from the kernel "
                             "columns (rerun the same command to retry them): "
