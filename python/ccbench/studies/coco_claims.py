@@ -231,6 +231,13 @@ def cb33(d: Data) -> Score:
     return _on_both(d, _cb33)
 
 
+def _counted_on_both(d: Data, count):
+    """``count(table) -> (layouts passing, layouts judged, text)`` on the simulator's layouts,
+    and the kernel's text beside it."""
+    k = kernel_table(d, "fs")
+    return count(d.sim["fs"]), (count(k)[2] if k is not None else "")
+
+
 def _cb34(t):
     ok, n, parts = 0, 0, []
     for v in BW_LAYOUTS:
@@ -248,8 +255,7 @@ def _cb34(t):
 
 @SCORERS("CB-34")
 def cb34(d: Data) -> Score:
-    ok, n, text = _cb34(d.sim["fs"])
-    kt = _cb34(kernel_table(d, "fs"))[2] if kernel_table(d, "fs") is not None else ""
+    (ok, n, text), kt = _counted_on_both(d, _cb34)
     if n == 0:
         return Score.too_few("no layout mixing Vegas with BBR or Cubic ran")
     return Score.test(ok == n, f"{ok} of {n} layouts: " + text, kernel=kt,
@@ -273,8 +279,7 @@ def _cb35(t):
 
 @SCORERS("CB-35")
 def cb35(d: Data) -> Score:
-    ok, n, text = _cb35(d.sim["fs"])
-    kt = _cb35(kernel_table(d, "fs"))[2] if kernel_table(d, "fs") is not None else ""
+    (ok, n, text), kt = _counted_on_both(d, _cb35)
     if n == 0:
         return Score.too_few("not enough repeats: the run-to-run spread needs 2 or more runs")
     if n < len(RTT_LAYOUTS):
