@@ -13,8 +13,7 @@ import math
 
 import polars as pl
 
-from ..campaign.aggregate import t_quantile
-from .claims import PARTLY, NOT, REPRODUCED, Data, Score, Scorers, band_1_5, finite, pm
+from .claims import PARTLY, NOT, REPRODUCED, Data, Score, Scorers, band_1_5, finite, pm, welch
 from .common import (Ctx, Output, Table, experiment, fig_path, patch, queue_window,
                      slot_series, window_flow_tput)
 
@@ -310,22 +309,11 @@ def _mean(df: pl.DataFrame, variant: str, col: str, *, bdp=None, rate=None) -> f
 
 def _diff90(df: pl.DataFrame, a: str, b: str, col: str, *, bdp) -> tuple[float, float]:
     """Mean of ``a``'s runs minus mean of ``b``'s (all rates) at ``bdp``, and the half-width of
-    its 90 % interval (Welch: Student's t with the Welch-Satterthwaite degrees of freedom,
-    the campaign layer's ``t_quantile``)."""
+    its 90 % interval (claims.welch)."""
     def runs(v):
-        return [x for x in df.filter((pl.col("variant") == v) & (pl.col("bdp") == bdp))[col].to_list()
-                if x is not None and not math.isnan(x)]
-    xa, xb = runs(a), runs(b)
-    if len(xa) < 2 or len(xb) < 2:
-        return float("nan"), float("nan")
-    ma, mb = sum(xa) / len(xa), sum(xb) / len(xb)
-    va = sum((x - ma) ** 2 for x in xa) / (len(xa) - 1)
-    vb = sum((x - mb) ** 2 for x in xb) / (len(xb) - 1)
-    sa, sb = va / len(xa), vb / len(xb)
-    if sa + sb == 0:
-        return ma - mb, 0.0
-    df = (sa + sb) ** 2 / (sa ** 2 / (len(xa) - 1) + sb ** 2 / (len(xb) - 1))
-    return ma - mb, t_quantile(0.95, df) * math.sqrt(sa + sb)
+        return df.filter((pl.col("variant") == v) & (pl.col("bdp") == bdp))[col].to_list()
+    diff, hw = welch(runs(a), runs(b))
+    return (diff, hw) if finite(hw) else (float("nan"), float("nan"))
 
 
 def crossing(points: list[tuple[float, float]], level: float = 0.5) -> float | None:

@@ -347,17 +347,24 @@ def _resolved(runs: dict[str, list[float]] | None, a: str, b: str) -> bool:
     """mean(a) - mean(b) exceeds Welch's one-sided 95 % bound of the difference."""
     if not runs or a not in runs or b not in runs:
         return True
-    ma, sa, na = mean_sd(runs[a])
-    mb, sb, nb = mean_sd(runs[b])
+    diff, hw = welch(runs[a], runs[b])
+    return diff > 0 if not finite(hw) else diff > hw
+
+
+def welch(xa: list[float], xb: list[float]) -> tuple[float, float]:
+    """mean(xa) - mean(xb) and the half-width of its two-sided 90 % interval (equally, its
+    one-sided 95 % bound): Student's t with the Welch-Satterthwaite degrees of freedom, the
+    campaign layer's ``t_quantile``. The half-width is NaN with fewer than two runs a side."""
+    ma, sa, na = mean_sd(xa)
+    mb, sb, nb = mean_sd(xb)
     if na < 2 or nb < 2:
-        return True
+        return ma - mb, float("nan")
     va, vb = sa * sa / na, sb * sb / nb
     if va + vb == 0:
-        return ma > mb
+        return ma - mb, 0.0
     from ..campaign.aggregate import t_quantile
-    df = (va + vb) ** 2 / (va * va / (na - 1) + vb * vb / (nb - 1)) if va * vb > 0 else \
-        (na - 1 if va else nb - 1)
-    return ma - mb > t_quantile(0.95, df) * math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va * va / (na - 1) + vb * vb / (nb - 1))
+    return ma - mb, t_quantile(0.95, df) * math.sqrt(va + vb)
 
 
 def mean_sd(xs: list[float]) -> tuple[float, float, int]:
