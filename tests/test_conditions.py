@@ -143,6 +143,38 @@ def test_same_seed_same_loss_and_jitter_other_seed_differs(tmp_path):
     assert set(res.packets["drop_reason"].unique().to_list()) <= {"none", "queue", "loss"}
 
 
+def test_ou_jitter_wanders_with_its_sd_and_correlation_time(tmp_path):
+    # A window-limited Reno flow (4 packets, so no queue) over 20 ms with an ou delay of sd
+    # 5 ms and tau 200 ms on the data direction only. Every one-way delay minus the 20-ms
+    # base and the side links' serialisation is the process's value: its sd is 5 ms (30 s =
+    # 150 correlation times: s.e. of the sd ≈ 5·sqrt(1/150) ≈ 0.4 ms, tolerance 1.5 ms) and
+    # neighbours 10 ms apart stay close (correlation exp(-10/200) = 0.95), while i.i.d.
+    # normal jitter of the same sd has none.
+    def owd_series(jitter, name):
+        exp = experiment([{"scheme": "reno"}], duration=30, side_rate=0, side_delay=0,
+                         delay="20ms", tcp={"rwnd": "4pkt"},
+                         central={"jitter": {"left": jitter, "right": None}})
+        pk = run(tmp_path, exp, name).packets.filter(
+            pl.col("arrival_ns").is_not_null() & (pl.col("flow") == 0)).sort("sent_ns")
+        return ((pk["arrival_ns"] - pk["sent_ns"]).to_numpy() / MS, pk["sent_ns"].to_numpy())
+
+    import numpy as np
+    owd, sent = owd_series({"dist": "ou", "sd": "5ms", "tau": "200ms"}, "ou")
+    x = owd - np.median(owd)
+    assert 3.5 <= np.std(owd) <= 6.5, np.std(owd)
+    # the correlation of delays 10-20 ms apart: exp(-lag/tau) >= exp(-0.1) = 0.90 in theory
+    i = np.searchsorted(sent, sent + 10 * MS)
+    ok = i < len(sent)
+    ok[ok] = sent[i[ok]] - sent[ok] <= 20 * MS
+    r = np.corrcoef(x[ok], x[i[ok]])[0, 1]
+    assert ok.sum() > 100 and r > 0.8, (ok.sum(), r)  # measured 158 pairs, r 0.92
+    owd_n, sent_n = owd_series({"dist": "normal", "sd": "5ms"}, "normal")
+    i = np.searchsorted(sent_n, sent_n + 10 * MS)
+    ok = i < len(sent_n)
+    ok[ok] = sent_n[i[ok]] - sent_n[ok] <= 20 * MS
+    assert abs(np.corrcoef(owd_n[ok], owd_n[i[ok]])[0, 1]) < 0.3
+
+
 def test_adding_a_flow_does_not_change_the_central_loss_pattern():
     # Loss streams are keyed by link *name*: r1->r2 keeps its stream although its numeric id
     # moves from 2 to 4 when a second flow is added (checked on the resolved links; the Rust
@@ -200,12 +232,18 @@ def test_cellular_presets_resolve():
             assert lr["rate_bps"] == 3_000_000 and lr["loss"]["kind"] == "gilbert"
         else:
             assert lr["rate_trace"]["kind"] == "series"
+        # the radio noise on both directions (docs/network-conditions.md)
+        assert lr["jitter"] == {"dist": "ou", "sd_ns": 10 * MS, "mean_ns": 0, "tau_ns": 200 * MS}
 
 
 @pytest.mark.parametrize("central, path, words", [
     ({"loss": 1.5}, "central.loss", "not a probability"),
     ({"loss": {"gilbert": {"p": 0.1}}}, "central.loss.gilbert.r", "missing required"),
     ({"jitter": {"dist": "pareto", "sd": "1ms"}}, "central.jitter.dist", "not a jitter"),
+    ({"jitter": {"dist": "ou", "sd": "1ms"}}, "central.jitter.tau", "missing required"),
+    ({"jitter": {"dist": "ou", "sd": "1ms", "tau": 0}}, "central.jitter.tau", "above 0"),
+    ({"jitter": {"dist": "normal", "sd": "1ms", "tau": "1s"}}, "central.jitter.tau",
+     "does not apply"),
     ({"delay": {"walk": {"base": "5ms", "delta": "1s", "step": "10ms", "max": "12ms"}}},
      "central.delay.walk.step", "too big"),
     ({"trace": "no-such.trace"}, "central.trace", "not found"),

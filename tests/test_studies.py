@@ -94,8 +94,8 @@ def test_mobile_kernel_subset_runs_vegas_as_bpf_where_it_can_be_built(tmp_path):
     values = k["sweep"]["axes"]["cc"]["values"]
     assert "reno" in values and "cubic" in values
     assert ({"bpf": "vegas"} in values) == (bpf.missing() is None)
-    assert [cc_of(v) for v in ('{"bpf": "vegas"}', {"bpf": "vegas"}, "reno")] == \
-        ["vegas", "vegas", "reno"]
+    assert [cc_of(v) for v in ('{"bpf": "vegas"}', {"bpf": "vegas"}, "reno", "bpf_vegas",
+                               "bpf_nosuch")] == ["vegas", "vegas", "reno", "vegas", "bpf_nosuch"]
     evo = yaml.safe_load((STUDIES_DIR / "linux-evolution" / "sim1-single.yaml").read_text())
     kv = linux_evolution.kernel("sim1", evo, "medium")["sweep"]["axes"]["cc"]["values"]
     assert "reno" in kv and "cubic" in kv and "bic" not in kv

@@ -52,6 +52,19 @@ def test_claims_file_errors_name_the_field(tmp_path):
         (tmp_path / "known-differences.yaml").write_text(yaml.safe_dump({"differences": [entry]}))
         with pytest.raises(ValueError, match=msg):
             cl.load_known(tmp_path, ["X-1"])
+    # a cause shared by several entries is written once and named
+    base = {"id": "X-1", "verdict": "partly", "outcome": "model"}
+    (tmp_path / "known-differences.yaml").write_text(yaml.safe_dump(
+        {"causes": {"noise": "the link has no noise."},
+         "differences": [{**base, "cause": "noise"}, {**base, "explanation": "At full scale 3 of 4;",
+                                                       "cause": ["noise"], "scales": ["full"]}]}))
+    got = cl.load_known(tmp_path, ["X-1"])["X-1"]
+    assert [k.explanation for k in got] == ["the link has no noise.",
+                                            "At full scale 3 of 4; the link has no noise."]
+    (tmp_path / "known-differences.yaml").write_text(yaml.safe_dump(
+        {"causes": {"noise": "n"}, "differences": [{**base, "cause": "nois"}]}))
+    with pytest.raises(ValueError, match=r"differences\[0\]\.cause: \['nois'\] not in causes"):
+        cl.load_known(tmp_path, ["X-1"])
 
 
 def test_verdicts_are_judged_as_recorded():

@@ -23,6 +23,16 @@ pub enum JitterConfig {
     /// netem's default (no distribution table): uniform in `[-jitter, +jitter]` around the
     /// delay, total clamped at 0.
     Netem { jitter_ns: u64 },
+    /// A slowly varying extra delay: a stationary Gauss–Markov (Ornstein–Uhlenbeck) process
+    /// with mean `mean`, s.d. `sd` and correlation time `tau` — two packets `Δt` apart have
+    /// correlation `exp(−Δt/tau)`, so the delay wanders rather than jumping per packet (a radio
+    /// link's scheduling and channel state). Read at each packet's departure; total clamped at 0.
+    Ou {
+        sd_ns: u64,
+        tau_ns: u64,
+        #[serde(default)]
+        mean_ns: i64,
+    },
 }
 
 /// A jitter sampler.
@@ -30,27 +40,57 @@ pub enum JitterConfig {
 pub struct Jitter {
     cfg: JitterConfig,
     rng: Rng,
+    /// `ou`: the process's last value (ns, around 0) and the instant it was read.
+    state: Option<(f64, u64)>,
 }
 
 impl Jitter {
     pub fn new(cfg: &JitterConfig, rng: Rng) -> Self {
-        Jitter { cfg: cfg.clone(), rng }
+        Jitter { cfg: cfg.clone(), rng, state: None }
     }
 
-    /// One draw of the extra delay (may be negative for `normal` and `netem`).
-    pub fn sample(&mut self) -> i64 {
+    /// A standard normal draw (Box–Muller, one of the pair; simplicity over speed).
+    fn std_normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.rng.next_f64(); // (0, 1]
+        let u2 = self.rng.next_f64();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+
+    /// The extra delay of a packet that departs at `t_ns` (may be negative for `normal`,
+    /// `netem` and `ou`). Only `ou` depends on `t_ns`; calls come in non-decreasing time.
+    pub fn sample(&mut self, t_ns: u64) -> i64 {
+        match self.cfg {
+            JitterConfig::Ou { sd_ns, tau_ns, mean_ns } => {
+                let sd = sd_ns as f64;
+                let z = self.std_normal();
+                // The exact transition over Δt (no discretisation error): the first read
+                // draws from the stationary distribution.
+                let x = match self.state {
+                    None => sd * z,
+                    Some((x0, t0)) => {
+                        let dt = t_ns.saturating_sub(t0) as f64;
+                        let a = if tau_ns == 0 { 0.0 } else { (-dt / tau_ns as f64).exp() };
+                        x0 * a + sd * (1.0 - a * a).max(0.0).sqrt() * z
+                    }
+                };
+                self.state = Some((x, t_ns));
+                mean_ns + x.round() as i64
+            }
+            _ => self.iid(),
+        }
+    }
+
+    fn iid(&mut self) -> i64 {
         match self.cfg {
             JitterConfig::Uniform { max_ns } => self.rng.below(max_ns + 1) as i64,
             JitterConfig::Netem { jitter_ns } => {
                 self.rng.below(2 * jitter_ns + 1) as i64 - jitter_ns as i64
             }
             JitterConfig::Normal { sd_ns, mean_ns } => {
-                // Box–Muller (one of the pair; simplicity over speed).
-                let u1 = 1.0 - self.rng.next_f64(); // (0, 1]
-                let u2 = self.rng.next_f64();
-                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                let z = self.std_normal();
                 mean_ns + (z * sd_ns as f64).round() as i64
             }
+            JitterConfig::Ou { .. } => unreachable!("ou is time-dependent"),
         }
     }
 }
@@ -186,7 +226,7 @@ mod tests {
         let n = 100_000;
         let mean_sd = |cfg: JitterConfig| {
             let mut j = Jitter::new(&cfg, Rng::new(1, 2));
-            let v: Vec<f64> = (0..n).map(|_| j.sample() as f64).collect();
+            let v: Vec<f64> = (0..n).map(|i| j.sample(i as u64 * 1000) as f64).collect();
             let m = v.iter().sum::<f64>() / n as f64;
             let sd = (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64).sqrt();
             let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |a, &x| (a.0.min(x), a.1.max(x)));
@@ -198,5 +238,35 @@ mod tests {
         assert!(m.abs() < 10.0 && (sd - 577.4).abs() < 6.0 && lo >= -1000.0 && hi <= 1000.0);
         let (m, sd, _, _) = mean_sd(JitterConfig::Normal { sd_ns: 2000, mean_ns: 0 });
         assert!(m.abs() < 20.0 && (sd - 2000.0).abs() < 20.0, "{m} {sd}");
+        // ou read every 1 µs with tau 10 µs: 10 000 correlation times, so the sample mean
+        // has s.e. ≈ sd·sqrt(2·tau/T) ≈ 2000·0.014 = 28 ns and the sd converges as fast.
+        let (m, sd, _, _) =
+            mean_sd(JitterConfig::Ou { sd_ns: 2000, tau_ns: 10_000, mean_ns: 500 });
+        assert!((m - 500.0).abs() < 120.0 && (sd - 2000.0).abs() < 100.0, "{m} {sd}");
+    }
+
+    #[test]
+    fn ou_jitter_is_correlated_over_tau_and_not_beyond() {
+        // Lag-k autocorrelation of reads 1 ms apart with tau = 20 ms: exp(-k/20).
+        let cfg = JitterConfig::Ou { sd_ns: 1_000_000, tau_ns: 20_000_000, mean_ns: 0 };
+        let mut j = Jitter::new(&cfg, Rng::new(3, 4));
+        let v: Vec<f64> = (0..400_000u64).map(|i| j.sample(i * 1_000_000) as f64).collect();
+        let var = v.iter().map(|x| x * x).sum::<f64>() / v.len() as f64;
+        let ac = |k: usize| {
+            v.iter().zip(&v[k..]).map(|(a, b)| a * b).sum::<f64>() / (v.len() - k) as f64 / var
+        };
+        for (k, want) in [(1, (-0.05f64).exp()), (20, (-1.0f64).exp()), (100, (-5.0f64).exp())] {
+            assert!((ac(k) - want).abs() < 0.04, "lag {k}: {} vs {want}", ac(k));
+        }
+        // Reads at the same instant repeat the value; a read far later is independent of it.
+        let mut j = Jitter::new(&cfg, Rng::new(3, 5));
+        let a = j.sample(0);
+        assert_eq!(j.sample(0), a);
+        // normal i.i.d. jitter has no memory at all
+        let mut n = Jitter::new(&JitterConfig::Normal { sd_ns: 1_000_000, mean_ns: 0 }, Rng::new(3, 4));
+        let w: Vec<f64> = (0..100_000u64).map(|i| n.sample(i * 1_000_000) as f64).collect();
+        let c1 = w.iter().zip(&w[1..]).map(|(a, b)| a * b).sum::<f64>()
+            / w.iter().map(|x| x * x).sum::<f64>();
+        assert!(c1.abs() < 0.02, "{c1}");
     }
 }

@@ -492,7 +492,7 @@ impl Link {
         } else {
             self.scheduled_delay(end)
         };
-        let extra = self.jitter.as_mut().map_or(0, |j| j.sample());
+        let extra = self.jitter.as_mut().map_or(0, |j| j.sample(end));
         let d = (base as i64 + extra).max(0) as u64;
         let mut arr = end + d;
         if !self.reorder {

@@ -274,7 +274,8 @@ def parse_delay(value: Any, path: tuple, cond: Conditions) -> int:
 
 # ------------------------------------------------------------------------------- jitter
 
-JITTER_EXAMPLE = "jitter: {dist: normal, sd: 2ms} (or uniform with max, netem with jitter)"
+JITTER_EXAMPLE = ("jitter: {dist: normal, sd: 2ms} (or uniform with max, netem with jitter, "
+                  "ou with sd and tau)")
 
 
 def _sided(value: Any) -> bool:
@@ -299,22 +300,24 @@ def _jitter_one(value: Any, path: tuple, cond: Conditions, ends: list[str]) -> N
         j = {"dist": "netem", "jitter_ns": parse_time(value, path, bare_ns=MS, what="a jitter")}
         reorder = False
     else:
-        p = _params(value, path, ["dist", "max", "sd", "mean", "jitter", "reorder"], ["dist"],
-                    JITTER_EXAMPLE)
+        p = _params(value, path, ["dist", "max", "sd", "mean", "jitter", "tau", "reorder"],
+                    ["dist"], JITTER_EXAMPLE)
         dist, dpath = p["dist"]
-        need = {"uniform": "max", "normal": "sd", "netem": "jitter"}
+        need = {"uniform": ("max",), "normal": ("sd",), "netem": ("jitter",), "ou": ("sd", "tau")}
         if dist not in need:
             raise ConfigError(dpath, f"{show(dist)} is not a jitter distribution",
-                              "dist: uniform (extra delay in [0, max]), normal (sd, mean) or "
-                              "netem (uniform in [-jitter, +jitter])", dist)
-        for k in ("max", "sd", "mean", "jitter"):
-            if k in p and k != need[dist] and not (dist == "normal" and k == "mean"):
+                              "dist: uniform (extra delay in [0, max]), normal (sd, mean), "
+                              "netem (uniform in [-jitter, +jitter]) or ou (sd, tau, mean: a "
+                              "delay that wanders with correlation time tau)", dist)
+        for k in ("max", "sd", "mean", "jitter", "tau"):
+            if k in p and k not in need[dist] and not (dist in ("normal", "ou") and k == "mean"):
                 raise ConfigError(p[k][1], f"{k} does not apply to dist {dist}",
-                                  f"dist {dist} takes {need[dist]}", p[k][0])
-        if need[dist] not in p:
-            raise ConfigError(path + (need[dist],), f"missing required key {show(need[dist])}",
-                              JITTER_EXAMPLE, None)
-        amount = _time(p, need[dist])
+                                  f"dist {dist} takes {', '.join(need[dist])}", p[k][0])
+        for k in need[dist]:
+            if k not in p:
+                raise ConfigError(path + (k,), f"missing required key {show(k)}",
+                                  JITTER_EXAMPLE, None)
+        amount = _time(p, need[dist][0])
         if dist == "uniform":
             j = {"dist": "uniform", "max_ns": amount}
         elif dist == "netem":
@@ -327,7 +330,12 @@ def _jitter_one(value: Any, path: tuple, cond: Conditions, ends: list[str]) -> N
                 mean = parse_time(mv.strip()[1:] if neg else mv, mpath, bare_ns=MS,
                                   what="a mean")
                 mean = -mean if neg else mean
-            j = {"dist": "normal", "sd_ns": amount, "mean_ns": mean}
+            j = {"dist": dist, "sd_ns": amount, "mean_ns": mean}
+            if dist == "ou":
+                j["tau_ns"] = _time(p, "tau")
+                if j["tau_ns"] <= 0:
+                    raise ConfigError(p["tau"][1], "tau must be above 0",
+                                      "tau: the correlation time, e.g. tau: 500ms", p["tau"][0])
         reorder = parse_bool(*p["reorder"]) if "reorder" in p else False
     for e in ends:
         cond.jitter[e] = j
@@ -444,18 +452,23 @@ def parse_promotion(value: Any, path: tuple, cond: Conditions) -> None:
 
 # ------------------------------------------------------------------------------- presets
 
+#: The radio links' delay noise, on both directions of each cellular preset: a wandering
+#: extra delay (ou: s.d. 10 ms, correlation time 200 ms). docs/network-conditions.md,
+#: "Cellular presets", says where the two numbers come from.
+RADIO_NOISE = {"dist": "ou", "sd": "10ms", "tau": "200ms"}
+
 #: Cellular link profiles after the mobile-broadband measurements of M. Pakmehr's thesis
 #: (University of Oslo, 2014); the parameters and their sources are in
 #: docs/network-conditions.md, "Cellular presets". Values: central keys as
 #: a user would write them, plus a generated rate process (mean, lo, hi bit/s, step ms).
 PRESETS: dict[str, dict] = {
-    "evdo": {"delay": "42ms", "queue": 150, "jitter": {"dist": "normal", "sd": "3ms"},
+    "evdo": {"delay": "42ms", "queue": 150, "jitter": dict(RADIO_NOISE),
              "promotion": {"idle": "10s", "delay": "200ms"},
              "_series": (2.5e6, 2.0e6, 3.0e6, 100, 1)},
-    "hspa-capped": {"rate": "3Mbit", "delay": "37ms", "queue": 40,
+    "hspa-capped": {"rate": "3Mbit", "delay": "37ms", "queue": 40, "jitter": dict(RADIO_NOISE),
                     "loss": {"gilbert": {"p": 0.0005, "r": 0.3}},
                     "promotion": {"idle": "10s", "delay": "200ms"}},
-    "hspa": {"delay": "22ms", "queue": 2800,
+    "hspa": {"delay": "22ms", "queue": 2800, "jitter": dict(RADIO_NOISE),
              "promotion": {"idle": "10s", "delay": "200ms"},
              "_series": (10.5e6, 9.5e6, 11.5e6, 100, 3)},
 }

@@ -107,9 +107,21 @@ def load_known(study_dir: Path, ids: Iterable[str]) -> dict[str, list[Known]]:
         return {}
     doc = yaml.safe_load(path.read_text()) or {}
     ids = set(ids)
+    causes = doc.get("causes") or {}
+    if not isinstance(causes, dict) or not all(str(v).strip() for v in causes.values()):
+        raise ValueError(f"{path.name}: causes: a map of name: explanation, each non-empty")
     out: dict[str, list[Known]] = {}
     for i, k in enumerate(doc.get("differences") or []):
         where = f"{path.name}: differences[{i}]"
+        named = k.get("cause") or []
+        named = [named] if isinstance(named, str) else list(named)
+        unknown = [c for c in named if c not in causes]
+        if unknown:
+            raise ValueError(f"{where}.cause: {unknown} not in causes: (it has "
+                             f"{', '.join(causes) or 'none'})")
+        own = str(k.get("explanation") or "").strip()
+        k = {**k, "explanation": " ".join([own] + [str(causes[c]).strip() for c in named]
+                                          if own else [str(causes[c]).strip() for c in named])}
         if k.get("id") not in ids:
             raise ValueError(f"{where}.id: {k.get('id')!r} is not a claim of claims.yaml")
         if k.get("verdict") not in (PARTLY, NOT, TOO_FEW):
@@ -123,7 +135,8 @@ def load_known(study_dir: Path, ids: Iterable[str]) -> dict[str, list[Known]]:
             raise ValueError(f"{where}.outcome: {k.get('outcome')!r}; write one of "
                              f"{', '.join(OUTCOMES)}")
         if not str(k.get("explanation", "")).strip():
-            raise ValueError(f"{where}.explanation: missing (the measurement behind it)")
+            raise ValueError(f"{where}.explanation: missing (the measurement behind it, "
+                             "or cause: naming an entry of causes:)")
         out.setdefault(k["id"], []).append(Known(
             id=k["id"], verdict=k["verdict"], scales=scales, outcome=k["outcome"],
             explanation=" ".join(str(k["explanation"]).split())))

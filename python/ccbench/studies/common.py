@@ -311,7 +311,8 @@ def kernel_schemes(wanted: list[str]) -> list:
 
 def cc_of(value: Any) -> Any:
     """The study's algorithm name of an index's `cc` value: a BPF scheme (``{"bpf": "vegas"}``,
-    stored in the index as its JSON) is the algorithm it implements."""
+    stored in the index as its JSON, or the name it registers, ``bpf_vegas``) is the algorithm
+    it implements."""
     if isinstance(value, str) and value.startswith("{"):
         import json
         try:
@@ -320,6 +321,12 @@ def cc_of(value: Any) -> Any:
             return value
     if isinstance(value, dict):
         return str(value.get("bpf", value))
+    if isinstance(value, str) and value.startswith("bpf_"):
+        # a shipped BPF program registers itself as bpf_<algorithm> (docs/bpf-schemes.md),
+        # the name the kernel backend's per-flow tables carry
+        from ..config.bpfschemes import shipped
+        if value[4:] in shipped():
+            return value[4:]
     return value
 
 
