@@ -61,6 +61,20 @@ def test_claims_file_errors_name_the_field(tmp_path):
     got = cl.load_known(tmp_path, ["X-1"])["X-1"]
     assert [k.explanation for k in got] == ["the link has no noise.",
                                             "At full scale 3 of 4; the link has no noise."]
+    # an entry may hold only with (kernel: true) or without (false) the kernel subset
+    (tmp_path / "known-differences.yaml").write_text(yaml.safe_dump({"differences": [
+        {**base, "explanation": "no kernel", "verdict": cl.TOO_FEW, "kernel": False},
+        {**base, "explanation": "kernel"}]}))
+    known = cl.load_known(tmp_path, ["X-1"])
+    c = cl.Claim("X-1", "c", "§1", "1", "a")
+    for kern, verdict in ((None, cl.TOO_FEW), ({"t": 1}, cl.PARTLY)):
+        d = cl.Data(sim=None, kernel=kern, pub={}, scale="full")
+        (got,) = cl.score_all([c], {"X-1": lambda d, v=verdict: cl.Score(v, "")}, d, known)
+        assert got.as_recorded and got.known.explanation == ("kernel" if kern else "no kernel")
+    (tmp_path / "known-differences.yaml").write_text(yaml.safe_dump(
+        {"differences": [{**base, "explanation": "e", "kernel": "yes"}]}))
+    with pytest.raises(ValueError, match=r"\.kernel: 'yes'"):
+        cl.load_known(tmp_path, ["X-1"])
     (tmp_path / "known-differences.yaml").write_text(yaml.safe_dump(
         {"causes": {"noise": "n"}, "differences": [{**base, "cause": "nois"}]}))
     with pytest.raises(ValueError, match=r"differences\[0\]\.cause: \['nois'\] not in causes"):

@@ -99,6 +99,9 @@ class Known:
     scales: tuple[str, ...]
     outcome: str
     explanation: str
+    #: the entry holds only for runs with (True) or without (False) the kernel subset;
+    #: None: either way
+    kernel: bool | None = None
 
 
 def load_known(study_dir: Path, ids: Iterable[str]) -> dict[str, list[Known]]:
@@ -137,9 +140,13 @@ def load_known(study_dir: Path, ids: Iterable[str]) -> dict[str, list[Known]]:
         if not str(k.get("explanation", "")).strip():
             raise ValueError(f"{where}.explanation: missing (the measurement behind it, "
                              "or cause: naming an entry of causes:)")
+        kern = k.get("kernel")
+        if kern not in (None, True, False):
+            raise ValueError(f"{where}.kernel: {kern!r}; write true (only with --kernel) or "
+                             "false (only without), or leave it out")
         out.setdefault(k["id"], []).append(Known(
             id=k["id"], verdict=k["verdict"], scales=scales, outcome=k["outcome"],
-            explanation=" ".join(str(k["explanation"]).split())))
+            explanation=" ".join(str(k["explanation"]).split()), kernel=kern))
     return out
 
 
@@ -243,6 +250,9 @@ def score_all(claims: list[Claim], scorers: Scorers, data: Data,
     extra = [i for i in scorers if i not in {c.id for c in claims}]
     if extra:
         raise ValueError(f"scorers for ids that are not claims: {extra}")
+    # whether the kernel subset ran: a study's kernel tables (a dict of them or one table)
+    has_kernel = data.kernel is not None and (
+        not isinstance(data.kernel, dict) or any(v is not None for v in data.kernel.values()))
     out = []
     for c in claims:
         if not c.testable:
@@ -252,7 +262,8 @@ def score_all(claims: list[Claim], scorers: Scorers, data: Data,
         else:
             data.extra["id"] = c.id
             s = scorers[c.id](data)
-        k = next((k for k in known.get(c.id, []) if data.scale in k.scales), None)
+        k = next((k for k in known.get(c.id, []) if data.scale in k.scales
+                  and k.kernel in (None, has_kernel)), None)
         out.append(Scored(c, s, k, data.scale))
     return out
 

@@ -324,6 +324,10 @@ def cb37(d: Data) -> Score:
 
 @SCORERS("CB-38")
 def cb38(d: Data) -> Score:
+    """The layout with the largest per-flow rate difference, simulator against kernel, must be a
+    BBR layout (the acceptance test). With two kernel runs a difference can be the kernel's own
+    run-to-run spread, so the largest difference resolved beyond it (Welch's one-sided 95 %
+    bound, claims.welch) is named too: partly when only that one is a BBR layout."""
     t, k = d.sim["fs"], kernel_table(d, "fs")
     if k is None:
         return Score.too_few("needs the kernel backend's Fifty Shades runs (--kernel)")
@@ -332,14 +336,27 @@ def cb38(d: Data) -> Score:
         a, b = fs_rows(t, v), fs_rows(k, v)
         if a is None or b is None:
             continue
-        dv = max(abs(x[2] - y[2]) for x, y in zip(flow_stats(a), flow_stats(b)))
-        diffs.append((dv, v))
+        best = None
+        for fl in sorted(set(a["flow"].to_list())):
+            xa = a.filter(pl.col("flow") == fl)["rate"].to_list()
+            xb = b.filter(pl.col("flow") == fl)["rate"].to_list()
+            diff, hw = cl.welch(xa, xb)
+            resolved = cl.finite(hw) and abs(diff) > hw
+            if best is None or abs(diff) > abs(best[0]):
+                best = (diff, resolved, abs(diff) - hw if cl.finite(hw) else float("nan"))
+        diffs.append((abs(best[0]), v, best[1], best[2]))
     if not diffs:
         return Score.too_few("no layout ran on both backends")
     diffs.sort(reverse=True)
+    res = sorted((x for x in diffs if x[2]), key=lambda x: x[3], reverse=True)
     text = ("largest per-flow rate differences, simulator vs kernel: "
-            + ", ".join(f"{v} {x:.1f}" for x, v in diffs[:4]) + " Mbit/s")
-    return Score.test("bbr" in diffs[0][1], text + f" ({len(diffs)} layouts on both)")
+            + ", ".join(f"{v} {x:.1f}" + ("" if r else " (within the spread)")
+                        for x, v, r, _ in diffs[:4]) + " Mbit/s"
+            + (f"; largest beyond the run-to-run spread: {res[0][1]} ({res[0][0]:.1f} Mbit/s, "
+               f"{res[0][3]:.1f} above the 95 % bound)" if res else "; none beyond the spread")
+            + f" ({len(diffs)} layouts on both)")
+    return Score.test("bbr" in diffs[0][1], text,
+                      partly=bool(res) and "bbr" in res[0][1])
 
 
 # square wave ----------------------------------------------------------------

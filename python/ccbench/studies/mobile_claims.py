@@ -77,6 +77,13 @@ def mb_table(d: Data) -> Score:
         t = ", ".join(f"{COL_NAME[c]} {per[c]}/9" for c in counted)
         if stream:
             t += f"; goodput (set by the stream's rate, not counted) {per['goodput']}/9"
+        # the failing cells themselves, ours against the thesis's
+        fails = [f"{SHORT[net]} {cc} {COL_NAME[c]} {_s(df, load, buf, net, cc, c):.3g} vs "
+                 f"{_p(d, load, buf, net, cc, c):.3g}"
+                 for c in counted for net in NETS for cc in CCS
+                 if not default_band(_s(df, load, buf, net, cc, c), _p(d, load, buf, net, cc, c))]
+        if fails:
+            t += "; fail: " + ", ".join(fails)
         return per, t
     if not _has(d.sim, load, buf):
         return Score.cells(0, 0, f"Table {TABLES[(load, buf)]} not run at this scale")
