@@ -60,6 +60,14 @@ impl Jitter {
     /// `netem` and `ou`). Only `ou` depends on `t_ns`; calls come in non-decreasing time.
     pub fn sample(&mut self, t_ns: u64) -> i64 {
         match self.cfg {
+            JitterConfig::Uniform { max_ns } => self.rng.below(max_ns + 1) as i64,
+            JitterConfig::Netem { jitter_ns } => {
+                self.rng.below(2 * jitter_ns + 1) as i64 - jitter_ns as i64
+            }
+            JitterConfig::Normal { sd_ns, mean_ns } => {
+                let z = self.std_normal();
+                mean_ns + (z * sd_ns as f64).round() as i64
+            }
             JitterConfig::Ou { sd_ns, tau_ns, mean_ns } => {
                 let sd = sd_ns as f64;
                 let z = self.std_normal();
@@ -76,21 +84,6 @@ impl Jitter {
                 self.state = Some((x, t_ns));
                 mean_ns + x.round() as i64
             }
-            _ => self.iid(),
-        }
-    }
-
-    fn iid(&mut self) -> i64 {
-        match self.cfg {
-            JitterConfig::Uniform { max_ns } => self.rng.below(max_ns + 1) as i64,
-            JitterConfig::Netem { jitter_ns } => {
-                self.rng.below(2 * jitter_ns + 1) as i64 - jitter_ns as i64
-            }
-            JitterConfig::Normal { sd_ns, mean_ns } => {
-                let z = self.std_normal();
-                mean_ns + (z * sd_ns as f64).round() as i64
-            }
-            JitterConfig::Ou { .. } => unreachable!("ou is time-dependent"),
         }
     }
 }
