@@ -679,24 +679,10 @@ def _lossy_tests(d: Data, key: str) -> Score:
     return Score.named(tests)
 
 
-@SCORERS("CH-30")
-def ch30(d: Data) -> Score:
-    return _lossy_tests(d, "ch30")
-
-
-@SCORERS("CH-31")
-def ch31(d: Data) -> Score:
-    return _lossy_tests(d, "ch31")
-
-
-@SCORERS("CH-32")
-def ch32(d: Data) -> Score:
-    return _lossy_tests(d, "ch32")
-
-
-@SCORERS("CH-33")
-def ch33(d: Data) -> Score:
-    return _lossy_tests(d, "ch33")
+@SCORERS("CH-30", "CH-31", "CH-32", "CH-33")
+def ch30_33(d: Data) -> Score:
+    # published.yaml keys the statements by claim: CH-30 -> ch30
+    return _lossy_tests(d, d.extra["id"].lower().replace("-", ""))
 
 
 @SCORERS("CH-34")

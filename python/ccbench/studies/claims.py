@@ -123,8 +123,8 @@ def load_known(study_dir: Path, ids: Iterable[str]) -> dict[str, list[Known]]:
             raise ValueError(f"{where}.cause: {unknown} not in causes: (it has "
                              f"{', '.join(causes) or 'none'})")
         own = str(k.get("explanation") or "").strip()
-        k = {**k, "explanation": " ".join([own] + [str(causes[c]).strip() for c in named]
-                                          if own else [str(causes[c]).strip() for c in named])}
+        k = {**k, "explanation": " ".join(([own] if own else [])
+                                          + [str(causes[c]).strip() for c in named])}
         if k.get("id") not in ids:
             raise ValueError(f"{where}.id: {k.get('id')!r} is not a claim of claims.yaml")
         if k.get("verdict") not in (PARTLY, NOT, TOO_FEW):

@@ -61,9 +61,15 @@ TABLE_OF = {"MB-1": ("bulk", UNL), "MB-2": ("bulk", LIM), "MB-3": ("onoff", UNL)
             "MB-7": ("stream50", LIM), "MB-8": ("stream25", LIM)}
 
 
-def _cells(df, d: Data, load, buf) -> dict[str, int]:
-    return {col: sum(default_band(_s(df, load, buf, net, cc, col), _p(d, load, buf, net, cc, col))
-                     for net in NETS for cc in CCS) for col in PUB_KEY}
+def _cells(df, d: Data, load, buf) -> list[tuple[str, str, str, float, float, bool]]:
+    """Every cell of a table: (column, network, CC, ours, the thesis's, in the default band)."""
+    out = []
+    for col in PUB_KEY:
+        for net in NETS:
+            for cc in CCS:
+                ours, pub = _s(df, load, buf, net, cc, col), _p(d, load, buf, net, cc, col)
+                out.append((col, net, cc, ours, pub, default_band(ours, pub)))
+    return out
 
 
 @SCORERS(*TABLE_OF)
@@ -73,15 +79,14 @@ def mb_table(d: Data) -> Score:
     counted = [c for c in PUB_KEY if not (stream and c == "goodput")]
 
     def text(df):
-        per = _cells(df, d, load, buf)
+        cells = _cells(df, d, load, buf)
+        per = {c: sum(ok for col, *_, ok in cells if col == c) for c in PUB_KEY}
         t = ", ".join(f"{COL_NAME[c]} {per[c]}/9" for c in counted)
         if stream:
             t += f"; goodput (set by the stream's rate, not counted) {per['goodput']}/9"
         # the failing cells themselves, ours against the thesis's
-        fails = [f"{SHORT[net]} {cc} {COL_NAME[c]} {_s(df, load, buf, net, cc, c):.3g} vs "
-                 f"{_p(d, load, buf, net, cc, c):.3g}"
-                 for c in counted for net in NETS for cc in CCS
-                 if not default_band(_s(df, load, buf, net, cc, c), _p(d, load, buf, net, cc, c))]
+        fails = [f"{SHORT[net]} {cc} {COL_NAME[col]} {ours:.3g} vs {pub:.3g}"
+                 for col, net, cc, ours, pub, ok in cells if col in counted and not ok]
         if fails:
             t += "; fail: " + ", ".join(fails)
         return per, t
@@ -184,6 +189,16 @@ def _band(ours: float, paper: float) -> str:
     return f"{v} ({'in' if default_band(ours, paper) else 'outside'} the band of {paper:g})"
 
 
+def _bulk_on_both(d: Data, judge) -> Score:
+    """``judge(table) -> (passed, partly, text)`` on the unlimited bulk runs of the simulator,
+    its text on the kernel's beside it."""
+    if not _has(d.sim, "bulk", UNL):
+        return Score.too_few("not run at this scale")
+    ok, part, t = judge(d.sim)
+    kt = judge(d.kernel)[2] if _has(d.kernel, "bulk", UNL) else ""
+    return Score.test(ok, t, kernel=kt, partly=part)
+
+
 @SCORERS("MB-18")
 def mb18(d: Data) -> Score:
     def judge(df):
@@ -198,11 +213,7 @@ def mb18(d: Data) -> Score:
              f"(≥ 3 s: {'yes' if peak >= 3 else 'no'}); peak cwnd {cw:.0f} segments (thesis "
              f"≈{_tr(d, 'ppp1_reno_cwnd_segments'):g})")
         return no_loss and bloat, bloat, t
-    if not _has(d.sim, "bulk", UNL):
-        return Score.too_few("not run at this scale")
-    ok, part, t = judge(d.sim)
-    kt = judge(d.kernel)[2] if _has(d.kernel, "bulk", UNL) else ""
-    return Score.test(ok, t, kernel=kt, partly=part)
+    return _bulk_on_both(d, judge)
 
 
 @SCORERS("MB-19")
@@ -219,11 +230,7 @@ def mb19(d: Data) -> Score:
              f"{_f(gc, 'goodput')} vs Reno {_f(gr, 'goodput')} KiB/s (+{gc - gr:.0f}; thesis "
              f"+135); CUBIC's peak cwnd {_band(cw, _tr(d, 'ppp1_cubic_cwnd_segments'))} segments")
         return ok, shape, t
-    if not _has(d.sim, "bulk", UNL):
-        return Score.too_few("not run at this scale")
-    ok, part, t = judge(d.sim)
-    kt = judge(d.kernel)[2] if _has(d.kernel, "bulk", UNL) else ""
-    return Score.test(ok, t, kernel=kt, partly=part)
+    return _bulk_on_both(d, judge)
 
 
 @SCORERS("MB-20")
@@ -248,11 +255,7 @@ def mb20(d: Data) -> Score:
              f"{_band(cw, _tr(d, 'eth1_cubic_cwnd_segments'))}, peak RTT "
              f"{_band(pk, _tr(d, 'eth1_cubic_rtt_s'))} s")
         return shape and levels, shape, t
-    if not _has(d.sim, "bulk", UNL):
-        return Score.too_few("not run at this scale")
-    ok, part, t = judge(d.sim)
-    kt = judge(d.kernel)[2] if _has(d.kernel, "bulk", UNL) else ""
-    return Score.test(ok, t, kernel=kt, partly=part)
+    return _bulk_on_both(d, judge)
 
 
 @SCORERS("MB-21")
