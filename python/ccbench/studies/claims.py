@@ -47,6 +47,7 @@ OUTCOMES = {
     "testbed": "today's Linux differs from the paper's testbed",
     "setup": "the paper's setup is ambiguous",
     "paper": "the paper's text and its own numbers disagree",
+    "noise": "inside the run-to-run spread on the simulator and on Linux alike",
     "open": "cause not yet established",
 }
 SCALES = ("reduced", "medium", "full")
