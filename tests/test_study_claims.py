@@ -199,6 +199,7 @@ def test_bbr_cubic_scorers_pass_on_the_papers_picture():
     ("BC-12", {"variant": "mix-2+2", "rate_mbps": 80.0, "bdp": 0.5}, {"share": 0.7}),
     ("BC-14", {"variant": "mix-2+2", "rate_mbps": 80.0, "bdp": 1.75}, {"period_s": 10.0}),
     ("BC-15", {"variant": "mix-2+2", "bdp": 1.75}, {"probe_alt": 0.1}),
+    ("BC-17", {"variant": "mix-2+2", "rate_mbps": 80.0, "bdp": 1.75}, {"share": 0.8}),
     ("BC-18", {"variant": "mix-2+2", "bdp": 8.0}, {"share": 0.55}),
     ("BC-19", {"variant": "shallow-4"}, {"loss_pct": 10.1}),
     ("BC-20", {"variant": "shallow-2+2", "bdp": 2.0}, {"share": 0.45}),
@@ -216,3 +217,14 @@ def test_bbr_cubic_a_planted_wrong_published_number_fails_its_claim():
     pub["BC-7"]["loss_pct"] = 3
     v = _bc_verdicts(_bc_data(pub))
     assert v["BC-11"] in (cl.PARTLY, cl.NOT) and v["BC-7"] in (cl.PARTLY, cl.NOT)
+
+
+def test_bc17_forgives_one_rise_inside_the_trials_noise_only():
+    """BC-17: a rise of the mean share from 1.5 to 1.75 BDP that the three trials' spread covers
+    is not an inversion; the same rise with one trial per buffer cannot be judged."""
+    d = _plant(_bc_data(), {"variant": "mix-2+2", "rate_mbps": 80.0, "bdp": 1.75, "repeat": 0},
+               share=0.86)                      # 1.75 BDP: 0.86 / 0.72 / 0.72, mean 0.767 > 0.75
+    assert _bc_verdicts(d)["BC-17"] == cl.REPRODUCED
+    one = copy.copy(d)
+    one.sim = {**d.sim, "main": d.sim["main"].filter(pl.col("repeat") == 0)}
+    assert _bc_verdicts(one)["BC-17"] == cl.TOO_FEW
