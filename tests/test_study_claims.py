@@ -168,9 +168,9 @@ def _bc_data(pub=None) -> cl.Data:
 
 
 def _bc_verdicts(d: cl.Data) -> dict[str, str]:
-    from ccbench.studies import bbr_cubic
+    from ccbench.studies import bbr_cubic_claims
     claims = cl.load_claims(STUDIES_DIR / "bbr-vs-cubic")
-    return {s.claim.id: s.score.verdict for s in cl.score_all(claims, bbr_cubic.SCORERS, d, {})}
+    return {s.claim.id: s.score.verdict for s in cl.score_all(claims, bbr_cubic_claims.SCORERS, d, {})}
 
 
 def _plant(d: cl.Data, where: dict, **values) -> cl.Data:

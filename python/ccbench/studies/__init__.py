@@ -53,7 +53,7 @@ def module(name: str):
 
 def scorers(name: str):
     """The study's claim scorers (``SCORERS``): in ``<module>_claims`` where the study keeps
-    them apart from its runs and tables, else in the study module itself (bbr_cubic)."""
+    them apart from its runs and tables, else in the study module itself."""
     try:
         return importlib.import_module(f".{STUDIES[name]}_claims", __name__).SCORERS
     except ModuleNotFoundError:
