@@ -155,6 +155,13 @@ def _bc6(d: Data) -> Score:
                       f"ratio {y:.2f}", partly=x < 3 and y < 0.5)
 
 
+def _shallow_loss(d: Data, variant: str, claim: str):
+    """The runs of ``variant`` at 80 Mbit/s and 0.5 BDP (or the "too few runs" score) and the
+    default band of the claim's published loss rate."""
+    c, few = _at80(d, variant, 0.5)
+    return c, few, band_1_5(d.pub[claim]["loss_pct"])
+
+
 def _loss_cell(d, variant, r, b) -> tuple[float, float]:
     c = _cell(d.sim["main"], variant, rate=r, bdp=b)
     return _avg(c, "loss_pct"), _avg(c, "loss_frac")
@@ -162,10 +169,9 @@ def _loss_cell(d, variant, r, b) -> tuple[float, float]:
 
 @SCORERS("BC-7")
 def _bc7(d: Data) -> Score:
-    c, few = _at80(d, "bbr-4", 0.5)
+    c, few, (lo, hi) = _shallow_loss(d, "bbr-4", "BC-7")
     if few:
         return few
-    lo, hi = band_1_5(d.pub["BC-7"]["loss_pct"])
     loss, frac = _avg(c, "loss_pct"), _avg(c, "loss_frac")
     return Score.test(lo <= loss <= hi and frac >= 0.9,
                       f"loss {pm(_vals(c, 'loss_pct'))} % (band {lo:.1f}-{hi:.1f}); drops in "
@@ -228,10 +234,9 @@ def _bc10(d: Data) -> Score:
 
 @SCORERS("BC-11")
 def _bc11(d: Data) -> Score:
-    c, few = _at80(d, "mix-2+2", 0.5)
+    c, few, (lo, hi) = _shallow_loss(d, "mix-2+2", "BC-11")
     if few:
         return few
-    lo, hi = band_1_5(d.pub["BC-11"]["loss_pct"])
     loss = _avg(c, "loss_pct")
     others = "; ".join(f"{x:g} Mbit/s {_avg(_cell(d.sim['main'], 'mix-2+2', rate=x, bdp=0.5), 'loss_pct'):.1f} %"
                        for x in _rates(d) if x != 80.0)
