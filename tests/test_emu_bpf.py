@@ -4,6 +4,8 @@ also after SIGKILL + `ccbench clean`. Emulation tests need root, /dev/net/tun, `
 `make bpf` (clang, libbpf-dev, bpftool; ~25 s); the configuration tests run anywhere."""
 from __future__ import annotations
 
+import functools
+import json
 import subprocess
 import sys
 import time
@@ -38,6 +40,39 @@ needs_bpf = pytest.mark.skipif(_why_not_bpf() is not None, reason=_why_not_bpf()
 # already sent a burst as large as the send buffer. Such a run is reported as an expected
 # failure naming that; every other run is checked in full.
 RUNAWAY_PKTS = 10**6  # no flow in these tests comes near a million packets of window
+
+
+# A busy host delays the emulator's packet releases; the emulator then flags its run inaccurate
+# (docs/emulation.md) and a kernel number compared with the simulator's can miss for that alone.
+# Such a comparison is run again in a fresh directory, three attempts in all; a failure with
+# every kernel run accurate stands at once, and so does the third.
+ATTEMPTS = 3
+
+
+def _flagged(d: Path) -> list[str]:
+    """The runs under `d` that the emulator flagged inaccurate, with its reasons."""
+    out = []
+    for m in sorted(d.rglob("metadata.json")):
+        e = json.loads(m.read_text()).get("emu") or {}
+        if e and not e.get("accurate", True):
+            out.append(f"{m.parent.name}: {'; '.join(e.get('inaccurate_reasons') or [])}")
+    return out
+
+
+def rerun_when_flagged(test):
+    @functools.wraps(test)
+    def run(tmp_path, *args, **kwargs):
+        for attempt in range(1, ATTEMPTS + 1):
+            d = tmp_path / f"attempt-{attempt}"
+            d.mkdir(parents=True)
+            try:
+                return test(d, *args, **kwargs)
+            except AssertionError:
+                flagged = _flagged(d)
+                if not flagged or attempt == ATTEMPTS:
+                    raise
+                print(f"attempt {attempt} failed with runs flagged inaccurate ({flagged}); again")
+    return run
 
 
 def _repairs(res) -> int:
@@ -130,6 +165,7 @@ def test_bpf_vegas_runs_on_the_kernel_and_nothing_stays_registered(tmp_path):
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_dctcp_keeps_the_queue_at_the_marking_threshold_like_the_simulators(tmp_path):
     """Both DCTCPs hold the queue near the 20-packet CE threshold: one-way delay = 5 ms + ~20
     packets × 0.23 ms. Without ECN negotiated (or with marks ignored) the flows would fill the
@@ -252,6 +288,7 @@ flows:
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_scalable_keeps_a_lossy_link_full_where_reno_halves(tmp_path):
     """0.5 % random loss, 20 ms RTT: Reno's halving holds it near 9.4 Mbit/s (Mathis); Scalable
     cuts by 1/8 and stays near the 20 Mbit/s link, on the kernel as in the simulator (10-s
@@ -270,6 +307,7 @@ def test_bpf_scalable_keeps_a_lossy_link_full_where_reno_halves(tmp_path):
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_highspeed_grows_past_reno_like_the_simulators(tmp_path):
     """0.02 % loss on 100 Mbit/s, 20 ms: Reno's window stays near Mathis's ~86 packets;
     HighSpeed's a(w) > 1 above 38 packets and b(w) < 1/2 take it further. Measured (10 s):
@@ -319,6 +357,7 @@ flows:
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_veno_cuts_by_a_fifth_on_random_loss_and_halves_on_congestion(tmp_path):
     """Veno's backlog picks the decrease: with 1 % random loss the window stays below the BDP
     (backlog < 3 packets) and each loss sets ssthresh to 4/5 of cwnd; on a clean link the
@@ -336,6 +375,7 @@ def test_bpf_veno_cuts_by_a_fifth_on_random_loss_and_halves_on_congestion(tmp_pa
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_bic_cuts_to_0_8_and_keeps_the_link_full(tmp_path):
     """Above low_window (14 packets) BIC sets ssthresh = cwnd x 819/1024 at each loss (Reno
     1/2, CUBIC 0.7); on a 1-BDP queue its window stays near the link's (kernel and simulator
@@ -364,6 +404,7 @@ def _growth_after_last_cut(res) -> tuple[float, float]:
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_htcp_speeds_up_a_second_after_the_last_loss(tmp_path):
     """H-TCP's increase alpha(D) grows with the time D since the last congestion event: 1 packet
     per RTT up to D = 1 s, then 1 + 10 (D - 1) + ((D - 1)/2)^2 scaled by minRTT / 100 ms (x 1/5
@@ -391,6 +432,7 @@ def _cwnd_after_recoveries(res, col: str = "cwnd") -> list[int]:
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_westwood_leaves_recovery_at_the_measured_pipe_size(tmp_path):
     """At the end of a fast recovery Westwood+ sets cwnd to bw_est x rtt_min / mss instead of
     keeping Reno's half: with 1 % random loss on 20 Mbit/s, 20 ms the window leaves recovery
@@ -414,6 +456,7 @@ def test_bpf_westwood_leaves_recovery_at_the_measured_pipe_size(tmp_path):
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_illinois_cuts_by_an_eighth_when_the_queue_is_empty(tmp_path):
     """Illinois's decrease follows the queueing delay: with 1 % random loss its window stays
     near the BDP, the average delay of a round stays below a tenth of the largest seen and beta
@@ -433,6 +476,7 @@ def test_bpf_illinois_cuts_by_an_eighth_when_the_queue_is_empty(tmp_path):
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_hybla_grows_as_a_25ms_flow_on_a_200ms_path(tmp_path):
     """Hybla scales growth by rho = SRTT / 25 ms (8 on a 200-ms path): 2^rho - 1 segments per
     ACK in slow start, rho^2 / cwnd in congestion avoidance. With 1 % loss on 10 Mbit/s, 200 ms
@@ -454,6 +498,7 @@ flows:
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_lp_yields_to_a_competing_reno_flow(tmp_path):
     """TCP-LP takes only what a competing flow leaves: its smoothed delay rising above min +
     15 % of the range halves its window before any loss (to 1 when it happens again within 3
@@ -506,6 +551,7 @@ def _median_owd_ms(res, t0_ns: float) -> float:
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_yeah_decongests_before_the_queue_fills(tmp_path):
     """YeAH estimates its backlog each RTT (Vegas: cwnd x (RTT - baseRTT) / RTT) and, once it
     exceeds 80 packets, removes it from the window (at most half) and sets ssthresh there —
@@ -575,6 +621,7 @@ SIM_CDG_LINUX = "{name: cdg, beta_delay: 70.71, loss_tolerance: 0, prob_exact: 1
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_cdg_backs_off_on_the_delay_gradient(tmp_path):
     """CDG sums the per-RTT gradients of the minimum and maximum RTT over 8 RTTs and, when the
     sum g is positive, backs off to 0.7071 cwnd with probability 1 - exp(-g/3 ms): the queue
@@ -601,6 +648,7 @@ GATED = ["scalable", "highspeed", "veno", "bic", "htcp", "illinois", "hybla", "y
 
 
 @needs_bpf
+@rerun_when_flagged
 def test_bpf_schemes_grow_only_while_the_window_limits_the_sender(tmp_path):
     """Each program grows its window only while tcp_is_cwnd_limited() holds, where its module
     does (RFC 7661). Ten application-limited flows (1.5 Mbit/s each of a 20-Mbit/s link, no
@@ -623,3 +671,44 @@ flows:
     assert all(c <= 2 * reno for c in top[:-1]), dict(zip(GATED + ["reno"], top))
     for n in GATED:
         assert _gone(f"bpf_{n}")
+
+
+def test_a_failed_comparison_runs_again_only_while_the_emulator_flagged_a_run(tmp_path):
+    """rerun_when_flagged: an assertion that fails with a flagged run gets another attempt in
+    a fresh directory; one that fails with every run accurate is not retried; three attempts
+    at most."""
+    def meta(d, accurate):
+        (d / "run").mkdir()
+        (d / "run" / "metadata.json").write_text(json.dumps(
+            {"emu": {"accurate": accurate, "inaccurate_reasons": [] if accurate else ["late"]}}))
+    seen = []
+
+    @rerun_when_flagged
+    def flaky(tmp_path):
+        seen.append(tmp_path.name)
+        meta(tmp_path, accurate=len(seen) > 1)
+        assert len(seen) > 1
+    flaky(tmp_path / "a")
+    assert seen == ["attempt-1", "attempt-2"]
+
+    seen.clear()
+
+    @rerun_when_flagged
+    def wrong(tmp_path):
+        seen.append(tmp_path.name)
+        meta(tmp_path, accurate=True)
+        assert False, "a real miss"
+    with pytest.raises(AssertionError, match="a real miss"):
+        wrong(tmp_path / "b")
+    assert seen == ["attempt-1"]
+
+    seen.clear()
+
+    @rerun_when_flagged
+    def busy(tmp_path):
+        seen.append(tmp_path.name)
+        meta(tmp_path, accurate=False)
+        assert False
+    with pytest.raises(AssertionError):
+        busy(tmp_path / "c")
+    assert seen == ["attempt-1", "attempt-2", "attempt-3"]
