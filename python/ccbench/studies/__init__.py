@@ -52,12 +52,10 @@ def module(name: str):
 
 
 def scorers(name: str):
-    """The study's claim scorers (``SCORERS``): in ``<module>_claims`` where the study keeps
-    them apart from its runs and tables, else in the study module itself."""
-    try:
-        return importlib.import_module(f".{STUDIES[name]}_claims", __name__).SCORERS
-    except ModuleNotFoundError:
-        return module(name).SCORERS
+    """The study's claim scorers (``SCORERS``), kept in ``<module>_claims`` apart from its runs
+    and tables."""
+    module(name)  # the name check
+    return importlib.import_module(f".{STUDIES[name]}_claims", __name__).SCORERS
 
 
 SCALES = ("reduced", "medium", "full")

@@ -7,7 +7,7 @@ import math
 import polars as pl
 
 from .bbr_cubic import RTPROP, crossing, diff90, share_curve
-from .claims import NOT, PARTLY, REPRODUCED, Data, Score, Scorers, band_1_5, finite, pm
+from .claims import NOT, PARTLY, REPRODUCED, Data, Score, Scorers, band_1_5, finite, pm, welch
 
 SCORERS = Scorers()
 
@@ -343,28 +343,26 @@ def _bc16(d: Data) -> Score:
 @SCORERS("BC-17")
 def _bc17(d: Data) -> Score:
     """BBR's share falls from 1.5 to 8 BDP with at most one inversion, and that one inside the
-    trial-to-trial noise: a rise larger than twice the standard error of the difference of the
-    two buffers' means is an inversion beyond the noise (one trial per buffer cannot tell)."""
+    trial-to-trial noise: a rise that Welch's test resolves (``welch``, as the orderings of the
+    other studies) is an inversion beyond the noise; one trial per buffer cannot tell."""
     ok, txt, unjudged = [], [], False
     for r in _rates(d):
         m = d.sim["main"].filter((pl.col("variant") == "mix-2+2") & (pl.col("rate_mbps") == r)
                                  & (pl.col("bdp") >= 1.5))
-        g = m.group_by("bdp").agg(pl.col("share").mean().alias("m"), pl.col("share").std().alias("sd"),
-                                  pl.len().alias("n")).sort("bdp")
+        g = m.group_by("bdp").agg(pl.col("share")).sort("bdp")
         if g.height < 3:
             continue
-        pts = g.rows(named=True)
+        pts = [(b, sum(v) / len(v), v) for b, v in g.iter_rows()]
         rises, big = 0, 0
-        for a, b in zip(pts, pts[1:]):
-            if b["m"] <= a["m"]:
+        for (_, ma, va), (_, mb, vb) in zip(pts, pts[1:]):
+            if mb <= ma:
                 continue
             rises += 1
-            if min(a["n"], b["n"]) < 2:
-                unjudged = True
-            elif b["m"] - a["m"] > 2 * math.sqrt(a["sd"] ** 2 / a["n"] + b["sd"] ** 2 / b["n"]):
-                big += 1
-        ok.append(pts[-1]["m"] < pts[0]["m"] and rises <= 1 and big == 0)
-        txt.append(f"{r:g} Mbit/s: " + " → ".join(f"{p['m']:.2f}" for p in pts)
+            diff, hw = welch(vb, va)
+            unjudged |= not finite(hw)
+            big += finite(hw) and diff > hw
+        ok.append(pts[-1][1] < pts[0][1] and rises <= 1 and big == 0)
+        txt.append(f"{r:g} Mbit/s: " + " → ".join(f"{x:.2f}" for _, x, _ in pts)
                    + f" ({rises} rise{'' if rises == 1 else 's'}, {big} beyond the trials' noise)")
     if not ok:
         return Score.too_few("2+2 ran at fewer than three buffers ≥ 1.5 BDP")
@@ -379,7 +377,7 @@ def _bc17(d: Data) -> Score:
                   + " BDP: " + " → ".join(f"{x:.2f}" for _, x in kp)
                   + f" ({kr} rise{'' if kr == 1 else 's'}, one run per buffer; today's BBR)")
     return Score.test(all(ok), "BBR share over " + ", ".join(
-        f"{p['bdp']:g}" for p in pts) + " BDP: " + "; ".join(txt), kernel=kt)
+        f"{b:g}" for b, _, _ in pts) + " BDP: " + "; ".join(txt), kernel=kt)
 
 
 def _crossing_claim(d: Data, variant: str, lo_b: float, hi_b: float, paper: float) -> tuple[bool, str, float | None]:
