@@ -236,3 +236,16 @@ def test_trace_stats_finds_groups_and_period():
     st = coco.trace_stats(sent, 2000, 10000)
     assert st["period_ms"] == 300 and st["burst_ms"] == 20 and st["gap_ms"] == 280
     assert st["send_frac"] == pytest.approx(20 / 300)
+
+
+def test_trace_stats_sets_stray_sends_aside():
+    # a group of 20 ms every 300 ms, and one packet 50 ms after each group (what one delayed ACK
+    # of the group's tail clocks out): the silence is still 280 ms, the lone packet a stray
+    sent = {t: 5 for t in range(0, 10000) if t % 300 < 20}
+    sent.update({t: 1 for t in range(0, 10000) if t % 300 == 70})
+    st = coco.trace_stats(sent, 2000, 10000)
+    assert st["burst_ms"] == 20 and st["gap_ms"] == 280 and st["max_gap_ms"] == 280
+    assert st["strays"] == 27
+    # counted as groups (min_pkts=1) the strays split every silence in two
+    st1 = coco.trace_stats(sent, 2000, 10000, min_pkts=1)
+    assert st1["max_gap_ms"] == 229 and st1["strays"] == 0

@@ -139,6 +139,12 @@ def kernel(key: str, doc: dict, scale: str) -> dict | None:
         # the kernel's BBR is this machine's (the 4.15 parameters are module-internal)
         return patch(doc, {"sweep.zip": _sq_schemes(doc, ("cubic", "bbr"), plain=True),
                            A + ("delta",): [150], A + ("step",): steps})
+    if key == "sq-trace":
+        # CB-48/CB-50's traces with CoCo-Beholder's skew, Linux's own CUBIC and BBR
+        return patch(doc, {"sweep.zip": _sq_schemes(doc, ("cubic", "bbr"), plain=True),
+                           A + ("step",): [120, 140, 160], A + ("skew",): [4],
+                           "sweep.where": ...,
+                           "sweep.repeats": 1 if scale == "reduced" else 3})
     return None
 
 
@@ -286,27 +292,33 @@ def _sq_table(ctx: Ctx, kernel: bool = False) -> pl.DataFrame | None:
     return pl.DataFrame(rows, schema=SQ_SCHEMA)
 
 
-def trace_stats(sent: dict[int, int], t0_ms: int, t1_ms: int, gap_ms: float = 10.0) -> dict:
+def trace_stats(sent: dict[int, int], t0_ms: int, t1_ms: int, gap_ms: float = 10.0,
+                min_pkts: int = 3) -> dict:
     """Data groups in a sender trace: ``sent`` maps a 1-ms bin (ms since the start) to the data
-    packets sent in it; only bins in [t0_ms, t1_ms) count. Groups are sends separated by more
-    than ``gap_ms``: burst = a group's length, gap = the silence after it (medians, ms);
-    period = the lag of the highest autocorrelation of the per-ms series between 100 and
-    450 ms; send_frac = burst / period (the share of each period in which data flow); max_gap = the longest silence."""
+    packets sent in it; only bins in [t0_ms, t1_ms) count. Sends separated by more than
+    ``gap_ms`` form runs; a run of at least ``min_pkts`` packets is a data group, a shorter one a
+    stray send (the packet or two one lone ACK clocks out in a silence, e.g. the receiver's
+    delayed ACK of a group's tail): strays are counted (``strays``) and do not end a silence.
+    burst = a group's length, gap = the silence after it (medians, ms); period = the lag of the
+    highest autocorrelation of the per-ms series between 100 and 450 ms; send_frac = burst /
+    period (the share of each period in which data flow); max_gap = the longest silence."""
     nan = float("nan")
     n = t1_ms - t0_ms
     xs = [float(sent.get(t0_ms + i, 0)) for i in range(max(0, n))]
     on = [i for i, x in enumerate(xs) if x > 0]
-    if len(on) < 2:
+    runs: list[list[int]] = []
+    for i in on:
+        if runs and i - runs[-1][-1] <= gap_ms:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    groups = [(r[0], r[-1]) for r in runs if sum(xs[i] for i in r) >= min_pkts]
+    strays = len(runs) - len(groups)
+    if len(groups) < 2:
         return {"burst_ms": nan, "gap_ms": nan, "period_ms": nan, "send_frac": 0.0,
-                "max_gap_ms": nan}
-    starts, ends = [on[0]], []
-    for a, b in zip(on, on[1:]):
-        if b - a > gap_ms:
-            ends.append(a)
-            starts.append(b)
-    ends.append(on[-1])
-    bursts = [e - s + 1 for s, e in zip(starts, ends)][1:-1]   # the first and last may be cut
-    gaps = [s - e - 1 for e, s in zip(ends, starts[1:])]
+                "max_gap_ms": nan, "strays": strays}
+    bursts = [e - s + 1 for s, e in groups][1:-1]   # the first and last may be cut
+    gaps = [s - e - 1 for (_, e), (s, _) in zip(groups, groups[1:])]
     med = lambda v: float(sorted(v)[len(v) // 2]) if v else nan  # noqa: E731
     m = sum(xs) / n
     dev = [x - m for x in xs]
@@ -316,19 +328,20 @@ def trace_stats(sent: dict[int, int], t0_ms: int, t1_ms: int, gap_ms: float = 10
         if c > best:
             best, period = c, float(lag)
     return {"burst_ms": med(bursts), "gap_ms": med(gaps), "period_ms": period,
-            "send_frac": med(bursts) / period if bursts and period > 0 else nan, "max_gap_ms": float(max(gaps)) if gaps else nan}
+            "send_frac": med(bursts) / period if bursts and period > 0 else nan,
+            "max_gap_ms": float(max(gaps)) if gaps else nan, "strays": strays}
 
 
-def _trace_table(ctx: Ctx) -> pl.DataFrame | None:
+def _trace_table(ctx: Ctx, kernel: bool = False) -> pl.DataFrame | None:
     """The square-wave traces: per run, the data groups at the sender from the 1-ms
     intervals table (sent_pkts per bin)."""
-    idx = ctx.index.get("sq-trace")
+    idx = (ctx.kernel_index if kernel else ctx.index).get("sq-trace")
     if idx is None or not idx.height:
         return None
     dur = ctx.duration("sq-trace")
     rows = []
     for r in idx.filter(pl.col("flow") == 0).iter_rows(named=True):
-        run = ctx.run_dir("sq-trace", r["run_key"])
+        run = ctx.run_dir("sq-trace", r["run_key"], kernel)
         w = experiment(run)["sample_interval_ns"] / 1e6
         iv = pl.read_parquet(run / "intervals.parquet", columns=["bin", "flow", "sent_pkts"])
         iv = iv.filter((pl.col("flow") == 0) & (pl.col("sent_pkts") > 0))
@@ -363,7 +376,8 @@ def measure(ctx: Ctx) -> Data:
            "base": _base_table(ctx)}
     ker = {"val": _val_table(ctx.kernel_index.get("validation")),
            "util": _util_table(ctx.kernel_index.get("utilisation")),
-           "fs": fs_table(ctx, kernel=True), "sq": _sq_table(ctx, kernel=True)}
+           "fs": fs_table(ctx, kernel=True), "sq": _sq_table(ctx, kernel=True),
+           "trace": _trace_table(ctx, kernel=True)}
     d = Data(sim=sim, kernel=ker if any(v is not None for v in ker.values()) else None,
              pub=published(), scale=ctx.scale)
     _MEASURED.clear()

@@ -520,20 +520,21 @@ def cb45(d: Data) -> Score:
     return Score.test(rb < 0.5 * rc, text)
 
 
-def _tr(d: Data, cc, step, col, skew=4):
-    return msd(d.sim["trace"], col, cc=cc, delta=150, step=step, skew=skew)
+def _tr(d: Data, cc, step, col, skew=4, kernel=False):
+    t = kernel_table(d, "trace") if kernel else d.sim["trace"]
+    return msd(t, col, cc=cc, delta=150, step=step, skew=skew)
 
 
-def _periodic(d: Data, cc: str) -> tuple[bool | None, str]:
+def _periodic(d: Data, cc: str, kernel: bool = False) -> tuple[bool | None, str]:
     """CB-46's test: period 300 ms and the fraction of time data flow as CB-48's formulas
     (0.07 at step 140, 0.47 at 160), each within ±10 ms of 300 ms."""
-    if d.sim["trace"] is None:
+    if (kernel_table(d, "trace") if kernel else d.sim["trace"]) is None:
         return None, "the per-packet square-wave traces did not run"
     want = {140: 2 * (150 - 140) / 300, 160: (300 - 160) / 300}
     ok, parts = True, []
     for st, f in want.items():
-        per = _tr(d, cc, st, "period_ms")[0]
-        fr = _tr(d, cc, st, "send_frac")[0]
+        per = _tr(d, cc, st, "period_ms", kernel=kernel)[0]
+        fr = _tr(d, cc, st, "send_frac", kernel=kernel)[0]
         if not cl.finite(per, fr):
             return None, f"{cc} step {st} did not run"
         ok &= abs(per - 300) <= 10 and abs(fr - f) <= 10 / 300
@@ -568,14 +569,15 @@ def cb47(d: Data) -> Score:
     return Score.test(all(res), "; ".join(parts), kernel=kt, partly=any(res))
 
 
-def _groups(d: Data, cc: str) -> tuple[bool | None, str]:
-    """CB-48's data groups: (burst, gap) per step within ±10 ms of the thesis's intervals."""
-    if d.sim["trace"] is None:
+def _groups(d: Data, cc: str, kernel: bool = False) -> tuple[bool | None, str]:
+    """CB-48's data groups: (burst, gap) per step within ±10 ms of the thesis's intervals
+    (means over the runs of each run's medians; stray sends set aside, trace_stats)."""
+    if (kernel_table(d, "trace") if kernel else d.sim["trace"]) is None:
         return None, "the per-packet square-wave traces did not run"
     want = {120: (60, 240), 140: (20, 280), 160: (140, 160)}
     ok, parts = True, []
     for st, (b, g) in want.items():
-        mb, mg = _tr(d, cc, st, "burst_ms")[0], _tr(d, cc, st, "gap_ms")[0]
+        mb, mg = (_tr(d, cc, st, c, kernel=kernel)[0] for c in ("burst_ms", "gap_ms"))
         if not cl.finite(mb, mg):
             return None, f"{cc} step {st} did not run"
         ok &= abs(mb - b) <= 10 and abs(mg - g) <= 10
@@ -587,12 +589,22 @@ DELACK_NOTE = ("the delayed-ACK peaks are not observed: ccbench records data pac
                "per-ACK RTT samples")
 
 
+def _kernel_groups(d: Data, cc: str) -> str:
+    """The kernel's data groups for the kernel column (or '' without kernel traces)."""
+    ok, text = _groups(d, cc, kernel=True)
+    if ok is None:
+        return ""
+    n = _tr(d, cc, 140, "burst_ms", kernel=True)[2]
+    return f"{text} ({n} run(s) per step; Linux's {cc}{', intervals within ±10 ms' if ok else ''})"
+
+
 @SCORERS("CB-48")
 def cb48(d: Data) -> Score:
     ok, text = _groups(d, "bbr")
     if ok is None:
         return Score.too_few(text)
-    return Score.test(False, text + "; " + DELACK_NOTE, partly=ok)
+    return Score.test(False, text + "; " + DELACK_NOTE, partly=ok,
+                      kernel=_kernel_groups(d, "bbr"))
 
 
 @SCORERS("CB-49")
@@ -618,7 +630,9 @@ def cb50(d: Data) -> Score:
     g, gt = _groups(d, "cubic")
     if p is None or g is None:
         return Score.too_few(pt if p is None else gt)
+    kt = _kernel_groups(d, "cubic")
+    kp = _periodic(d, "cubic", kernel=True)[1] if kt else ""
     return Score.test(False, f"{pt}; {gt.split(': ', 1)[1]}; {DELACK_NOTE}",
-                      partly=p and g)
+                      partly=p and g, kernel=f"{kp}; {kt.split(': ', 1)[1]}" if kt else "")
 
 
