@@ -132,3 +132,61 @@ def test_linux_evolution_kernel_evidence_runs_the_studys_own_channel(evidence, c
                         "--backend", "emu", "-o", str(tmp_path / "o")], capture_output=True,
                        text=True)
     assert r.returncode == 0 and "every point is valid" in r.stdout, r.stderr
+
+
+def test_coco_trace_kernel_subset_is_the_traced_rows_with_linuxs_own_algorithms(tmp_path):
+    """CB-48/CB-50's kernel evidence: the study's kernel subset of square-wave-trace.yaml runs
+    the claims' rows (delta 150, steps 120/140/160, CoCo-Beholder's 4-ms skew) with Linux's
+    CUBIC and BBR (no simulator parameters), 3 runs (1 at the CI scale), and expands and
+    validates for the emulation backend."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from ccbench.studies import coco
+    from ccbench.studies.common import STUDIES_DIR
+    d = STUDIES_DIR / "coco-beholder"
+    doc = yaml.safe_load((d / "square-wave-trace.yaml").read_text())
+    k = coco.kernel("sq-trace", doc, "full")
+    (zg,) = k["sweep"]["zip"]
+    assert zg["cc"]["values"] == ["cubic", "bbr"] and zg["flows[0].params"] == [{}, {}]
+    ax = k["sweep"]["axes"]
+    assert (ax["delta"], ax["step"], ax["skew"]) == ([150], [120, 140, 160], [4])
+    assert "where" not in k["sweep"] and k["sweep"]["repeats"] == 3
+    assert coco.kernel("sq-trace", doc, "reduced")["sweep"]["repeats"] == 1
+    assert k["central"] == doc["central"] and k["flows"] == doc["flows"]
+    f = tmp_path / "k.yaml"
+    f.write_text(yaml.safe_dump(k))
+    r = subprocess.run([sys.executable, "-m", "ccbench", "sweep", str(f), "--dry-run",
+                        "--backend", "emu", "-o", str(tmp_path / "o")], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "6 points" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("evidence,campaign,runs", [("bulk-variance-kernel.yaml", "bulk.yaml", 60),
+                                                    ("stream-kernel.yaml", "stream.yaml", 36)])
+def test_mobile_kernel_evidence_runs_the_studys_own_cells(evidence, campaign, runs, tmp_path):
+    """MB-23/MB-37's checked-in kernel evidence (README.md) runs the study's own presets, flows
+    and TCP settings (the buffer of the claim's cells, the thesis's rate set), and expands and
+    validates for the emulation backend."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from ccbench.studies.common import STUDIES_DIR
+    d = STUDIES_DIR / "mobile-broadband"
+    ev, st = (yaml.safe_load((d / f).read_text()) for f in (evidence, campaign))
+    assert ev["flows"] == st["flows"] and ev["central"] == st["central"]
+    assert {k: v for k, v in ev["tcp"].items() if k != "rwnd"} == st["tcp"]
+    assert ev["sweep"]["axes"]["net"] == st["sweep"]["axes"]["net"]
+    if "derive" in st["sweep"]:
+        assert ev["sweep"]["derive"] == st["sweep"]["derive"]
+        assert ev["sweep"]["variants"] == st["sweep"]["variants"]
+    else:
+        assert ev["tcp"]["rwnd"] == st["sweep"]["variants"]["unlimited"]["tcp.rwnd"]
+    r = subprocess.run([sys.executable, "-m", "ccbench", "sweep", str(d / evidence), "--dry-run",
+                        "--backend", "emu", "-o", str(tmp_path / "o")], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and f"= {runs} runs" in r.stdout, r.stdout + r.stderr
