@@ -105,3 +105,42 @@ def test_reduced_matrix_on_both_backends(tmp_path):
     assert "| point |" in text and "compared cells" in text
     assert (tmp_path / "agree" / "sim" / "index.parquet").exists()
     assert (tmp_path / "agree" / "kernel" / "index.parquet").exists()
+    import json
+    doc = json.loads((tmp_path / "agree" / "agreement.json").read_text())
+    assert len(doc["cells"]) == 2 * len(agree.METRICS) == doc["summary"]["cells"]
+    assert {c["factors"]["scheme"] for c in doc["cells"]} == {"reno", "cubic"}
+    assert all(c["sim"]["n"] == 2 and c["kernel"]["n"] == 2 for c in doc["cells"])
+    (sess,) = doc["kernel_sessions"]
+    assert len(sess["load_before"]) == len(sess["load_after"]) == 3 and sess["kernel"]
+    assert doc["kernel_runs_flagged"] == sess["still_flagged"]
+
+
+def test_kernel_side_runs_bpf_ports_and_compares_them_as_the_simulators_levels():
+    from ccbench import campaign
+    m = agree.Matrix(agree.parse_levels("scheme=reno,vegas;rate=10Mbit;bdp=1;rtt=10;flows=1;"
+                                        "aqm=droptail"), repeats=1, duration=2)
+    sim, ker = m.campaign(), m.campaign(kernel=True)
+    key = agree.FACTORS["scheme"][0]
+    assert sim["sweep"]["zip"][0][key] == ["reno", "vegas"]
+    assert ker["sweep"]["zip"][0][key] == ["reno", {"bpf": "vegas"}]
+    plan = campaign.plan(campaign.parse_campaign(ker), backend="emu")
+    assert len(plan.runs) == 2
+    s = _index({0: [(10.0, 0.99)], 1: [(5.0, 0.99)]}, "sim").rename({"scheme": key})
+    s = s.with_columns(pl.Series(key, ["reno"] * 2 + ["vegas"] * 2))
+    k = s.with_columns(pl.Series(key, ["reno"] * 2 + ['{"bpf": "vegas"}'] * 2))
+    cmp = agree.compare(s, k, [key])
+    assert cmp[key].to_list() == ["reno", "vegas"] and not cmp["tput_marked"].any()
+    cells = agree.cell_records(cmp, [key], ["scheme"])
+    assert len(cells) == 2 * len(agree.METRICS)
+    c = next(c for c in cells if c["point"] == 1 and c["metric"] == "tput")
+    assert c["factors"] == {"scheme": "vegas"} and c["sim"]["mean"] == 5.0
+    assert c["kernel"]["n"] == 1 and c["kernel"]["sd"] is None and c["marked"] is False
+
+
+def test_flagged_runs_are_found_from_each_runs_metadata(tmp_path):
+    import json
+    for key, emu in (("a", {"accurate": True}), ("b", {"accurate": False}), ("c", None)):
+        (tmp_path / "runs" / key).mkdir(parents=True)
+        (tmp_path / "runs" / key / "metadata.json").write_text(json.dumps({"emu": emu}))
+    (tmp_path / "runs" / "d").mkdir()  # unfinished: no metadata
+    assert agree.flagged_runs(tmp_path) == ["b"]

@@ -40,6 +40,25 @@ METRICS = [("tput", "avg_tput_mbps"), ("median", "median_delay_ms"),
            ("p95", "p95_delay_ms"), ("loss", "loss_pct"), ("jain", "jain")]
 TOL = {"tput": 0.05, "median": 0.10, "p95": 0.10, "loss": 0.10, "jain": 0.05}
 LOSS_ABS = 0.1  # percentage points: loss differences below this are never marked
+#: The algorithms this kernel offers itself; any other scheme level runs on the kernel side as
+#: the shipped BPF program of that name (docs/bpf-schemes.md).
+KERNEL_OWN = ("reno", "cubic", "bbr")
+
+
+def kernel_level(scheme: Any) -> Any:
+    """The kernel side's value of a scheme level: the kernel's own algorithm, else its BPF port."""
+    return scheme if not isinstance(scheme, str) or scheme in KERNEL_OWN else {"bpf": scheme}
+
+
+def scheme_name(value: Any) -> Any:
+    """The scheme level of an index value: a BPF scheme (``{"bpf": "vegas"}``, stored as its
+    JSON) is the algorithm it implements."""
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return value.get("bpf", value) if isinstance(value, dict) else value
 
 
 def covering_array(levels: list[int]) -> list[tuple[int, ...]]:
@@ -90,13 +109,14 @@ class Matrix:
             raise ValueError(f"design {self.design!r}: use 'pairs' or 'full'")
         return [{n: self.factors[n][r[k]] for k, n in enumerate(names)} for r in rows]
 
-    def campaign(self) -> dict:
-        """The campaign document (a plain dict; ``ccbench sweep`` runs it as YAML too)."""
+    def campaign(self, kernel: bool = False) -> dict:
+        """The campaign document (a plain dict; ``ccbench sweep`` runs it as YAML too);
+        ``kernel``: the emulation side's, whose scheme levels the kernel lacks are BPF."""
         pts = self.points()
         zip_: dict[str, list] = {}
         for n in self.factors:
             key = FACTORS[n][0] if n in FACTORS else n
-            zip_[key] = [p[n] for p in pts]
+            zip_[key] = [kernel_level(p[n]) if kernel and n == "scheme" else p[n] for p in pts]
         derive = {"central.delay": "unit(rtt_ms / 2, 'ms')",
                   "central.queue.type": "aqm",
                   "central.queue.limit": "unit(queue_bdp, 'bdp')"}
@@ -169,6 +189,10 @@ def _nan(x) -> bool:
 
 def compare(sim: pl.DataFrame, kernel: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """One row per point present on both backends: sim and kernel stats and marks."""
+    sk = FACTORS["scheme"][0]
+    if sk in keys:  # the kernel side's BPF schemes are the simulator's levels
+        sim, kernel = (d.with_columns(pl.col(sk).map_elements(scheme_name, return_dtype=pl.Utf8))
+                       for d in (sim, kernel))
     s, k = summarise(sim, keys), summarise(kernel, keys)
     j = s.join(k, on=["point"] + keys, suffix="_k", how="inner")
     marks = {name: [marked(name, r[f"{name}_mean"], r[f"{name}_mean_k"], r[f"{name}_min_k"],
@@ -208,25 +232,103 @@ def table_md(cmp: pl.DataFrame, keys: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_agree(out_dir: str | Path, matrix: Matrix, *, backends=("sim", "kernel"), jobs=None,
-              progress=False, allow_mixed_versions: bool = False) -> dict:
-    """Run (or resume) the matrix on the given backends and write DIR/agree.md, agree.csv,
-    agree.json. Returns {"table": DataFrame or None, "markdown": path or None, ...}."""
+def flagged_runs(camp_dir: Path) -> list[str]:
+    """Keys of the finished runs in a campaign directory that the emulator flagged inaccurate."""
+    out = []
+    for m in sorted((Path(camp_dir) / "runs").glob("*/metadata.json")):
+        try:
+            emu = json.loads(m.read_text()).get("emu") or {}
+        except (OSError, ValueError):
+            continue
+        if emu.get("accurate") is False:
+            out.append(m.parent.name)
+    return out
+
+
+def _stats(r: dict, name: str, suffix: str) -> dict:
+    g = lambda c: None if r.get(c) is None or _nan(r[c]) else float(r[c])  # noqa: E731
+    return {"mean": g(f"{name}_mean{suffix}"), "sd": g(f"{name}_sd{suffix}"),
+            "min": g(f"{name}_min{suffix}"), "max": g(f"{name}_max{suffix}"),
+            "n": int(r[f"n{suffix}"])}
+
+
+def cell_records(cmp: pl.DataFrame, keys: list[str], names: list[str]) -> list[dict]:
+    """agreement.json's cells: one record per point and metric, with both sides' mean, sd,
+    min, max and n over the repeats and the mark; ``explanation`` is filled on publishing."""
+    cells = []
+    for r in cmp.iter_rows(named=True):
+        factors = {n: r[k] for n, k in zip(names, keys)}
+        for name, _ in METRICS:
+            cells.append({"point": int(r["point"]), "factors": factors, "metric": name,
+                          "sim": _stats(r, name, ""), "kernel": _stats(r, name, "_k"),
+                          "marked": bool(r[f"{name}_marked"]), "explanation": None})
+    return cells
+
+
+def _run_kernel(doc: dict, out: Path, *, progress, allow_mixed_versions: bool,
+                rerun_flagged: int) -> pl.DataFrame:
+    """The kernel side through the campaign layer; runs the emulator flags inaccurate are set
+    aside (DIR/kernel-flagged/KEY.N) and run again, up to ``rerun_flagged`` times, never
+    averaged in. The session (time, load average before and after, kernel, flagged keys) is
+    appended to DIR/kernel/agree-sessions.json."""
+    import datetime
+    import os
+    import platform
+    import shutil
+
     from . import campaign as _campaign
+    camp = _campaign.parse_campaign(doc, source=str(out / "agree-campaign-kernel.yaml"))
+    now = lambda: datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")  # noqa: E731
+    sess = {"started": now(), "load_before": [round(x, 2) for x in os.getloadavg()],
+            "kernel": platform.release(), "set_aside": []}
+    kdir = out / "kernel"
+    idx = _campaign.sweep(camp, kdir, backend="emu", jobs=1, progress=progress,
+                          allow_mixed_versions=allow_mixed_versions)
+    for attempt in range(1, rerun_flagged + 1):
+        bad = flagged_runs(kdir)
+        if not bad:
+            break
+        aside = out / "kernel-flagged"
+        aside.mkdir(exist_ok=True)
+        for key in bad:
+            shutil.move(str(kdir / "runs" / key), str(aside / f"{key}.{attempt}"))
+        sess["set_aside"] += bad
+        idx = _campaign.sweep(camp, kdir, backend="emu", jobs=1, progress=progress,
+                              allow_mixed_versions=allow_mixed_versions)
+    sess.update(ended=now(), load_after=[round(x, 2) for x in os.getloadavg()],
+                still_flagged=flagged_runs(kdir))
+    log = kdir / "agree-sessions.json"
+    prev = json.loads(log.read_text()) if log.is_file() else []
+    log.write_text(json.dumps(prev + [sess], indent=1) + "\n")
+    return idx
+
+
+def run_agree(out_dir: str | Path, matrix: Matrix, *, backends=("sim", "kernel"), jobs=None,
+              progress=False, allow_mixed_versions: bool = False,
+              rerun_flagged: int = 2) -> dict:
+    """Run (or resume) the matrix on the given backends and write DIR/agree.md, agree.csv and
+    agreement.json. Returns {"table": DataFrame or None, "markdown": path or None, ...}."""
+    from . import __version__
+    from . import campaign as _campaign
+    from .campaign.store import provenance
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    doc = matrix.campaign()
     import yaml
-    (out / "agree-campaign.yaml").write_text(
-        "# generated by ccbench agree; run one backend with: ccbench sweep THIS -o DIR\n"
-        + yaml.safe_dump(doc, sort_keys=False))
-    camp = _campaign.parse_campaign(doc, source=str(out / "agree-campaign.yaml"))
+    docs = {"sim": matrix.campaign(), "kernel": matrix.campaign(kernel=True)}
+    for b, name in (("sim", "agree-campaign.yaml"), ("kernel", "agree-campaign-kernel.yaml")):
+        (out / name).write_text(
+            f"# generated by ccbench agree ({b} side); run it with: ccbench sweep THIS -o DIR\n"
+            + yaml.safe_dump(docs[b], sort_keys=False))
     keys = [FACTORS[n][0] if n in FACTORS else n for n in matrix.factors]
     idx = {}
     for b in backends:
-        idx[b] = _campaign.sweep(camp, out / b, backend="emu" if b == "kernel" else "sim",
-                                 jobs=1 if b == "kernel" else jobs, progress=progress,
+        if b == "kernel":
+            idx[b] = _run_kernel(docs[b], out, progress=progress, rerun_flagged=rerun_flagged,
                                  allow_mixed_versions=allow_mixed_versions)
+        else:
+            camp = _campaign.parse_campaign(docs[b], source=str(out / "agree-campaign.yaml"))
+            idx[b] = _campaign.sweep(camp, out / b, backend="sim", jobs=jobs, progress=progress,
+                                     allow_mixed_versions=allow_mixed_versions)
     for b in ("sim", "kernel"):
         # A side not run now: the index it left in DIR (e.g. re-run the simulator after a
         # model change against the kernel runs already made).
@@ -240,12 +342,20 @@ def run_agree(out_dir: str | Path, matrix: Matrix, *, backends=("sim", "kernel")
     md = table_md(cmp, keys)
     (out / "agree.md").write_text(md)
     cmp.write_csv(out / "agree.csv")
-    (out / "agree.json").write_text(json.dumps({
-        "design": matrix.design, "repeats": matrix.repeats, "duration_s": matrix.duration,
-        "factors": matrix.factors, "points": len(matrix.points()),
-        "marked": {n: int(cmp[f"{n}_marked"].sum()) for n, _ in METRICS},
-        "tolerance": TOL, "loss_abs_pp": LOSS_ABS}, indent=1) + "\n")
-    res.update(table=cmp, markdown=out / "agree.md", text=md)
+    cells = cell_records(cmp, keys, list(matrix.factors))
+    sess = out / "kernel" / "agree-sessions.json"
+    prov = provenance()
+    doc = {"format": 1, "ccbench": __version__, "commit": prov.get("git_commit"),
+           "design": matrix.design, "repeats": matrix.repeats, "duration_s": matrix.duration,
+           "factors": matrix.factors, "points": len(matrix.points()),
+           "tolerance": TOL, "loss_abs_pp": LOSS_ABS,
+           "kernel_sessions": json.loads(sess.read_text()) if sess.is_file() else [],
+           "kernel_runs_flagged": flagged_runs(out / "kernel"),
+           "summary": {"cells": len(cells), "marked": sum(c["marked"] for c in cells),
+                       "by_metric": {n: int(cmp[f"{n}_marked"].sum()) for n, _ in METRICS}},
+           "cells": cells}
+    (out / "agreement.json").write_text(json.dumps(doc, indent=1) + "\n")
+    res.update(table=cmp, markdown=out / "agree.md", text=md, agreement=out / "agreement.json")
     return res
 
 
@@ -257,7 +367,7 @@ def add_parser(sub) -> None:
         "with repeats) on the simulator and on the emulation backend (real kernel TCP; root) "
         "through the campaign layer, then write DIR/agree.md (per-flow throughput, median/p95 "
         "one-way delay, loss, Jain: mean ± sd on both backends; cells out of tolerance and "
-        "outside the kernel's own range marked), agree.csv and agree.json. The default design "
+        "outside the kernel's own range marked), agree.csv and agreement.json (one record per cell). The default design "
         "is a covering array of strength 2 (every pair of levels of every two factors at "
         "least once); --design full runs the whole product. Resumable: finished runs in DIR "
         "are kept.")
@@ -273,13 +383,17 @@ def add_parser(sub) -> None:
                          "already in DIR")
     ag.add_argument("--dry-run", action="store_true", help="print the points and stop")
     ag.add_argument("-j", "--jobs", type=int, help="worker processes for the simulator runs")
+    ag.add_argument("--rerun-flagged", type=int, default=2, metavar="N",
+                    help="kernel runs the emulator flags inaccurate are set aside "
+                         "(DIR/kernel-flagged) and run again, up to N times (default 2; 0: "
+                         "keep them)")
     ag.add_argument("--allow-mixed-versions", action="store_true")
     ag.set_defaults(fn=cmd_agree)
 
 
 def cmd_agree(a) -> int:
-    if a.repeats < 1 or a.duration <= 0:
-        raise ValueError("--repeats must be >= 1 and --duration > 0")
+    if a.repeats < 1 or a.duration <= 0 or a.rerun_flagged < 0:
+        raise ValueError("--repeats must be >= 1, --duration > 0 and --rerun-flagged >= 0")
     m = Matrix(parse_levels(a.levels), design=a.design, repeats=a.repeats, duration=a.duration)
     pts = m.points()
     names = list(m.factors)
@@ -291,7 +405,7 @@ def cmd_agree(a) -> int:
         return 0
     backends = ("sim", "kernel") if a.backend == "both" else (a.backend,)
     res = run_agree(a.output, m, backends=backends, jobs=a.jobs, progress="auto",
-                    allow_mixed_versions=a.allow_mixed_versions)
+                    allow_mixed_versions=a.allow_mixed_versions, rerun_flagged=a.rerun_flagged)
     if res["markdown"] is None:
         print(f"ran {', '.join(backends)}; the table needs both backends' runs in {a.output}")
         return 0
