@@ -144,3 +144,59 @@ def test_flagged_runs_are_found_from_each_runs_metadata(tmp_path):
         (tmp_path / "runs" / key / "metadata.json").write_text(json.dumps({"emu": emu}))
     (tmp_path / "runs" / "d").mkdir()  # unfinished: no metadata
     assert agree.flagged_runs(tmp_path) == ["b"]
+
+
+def _published(tmp_path):
+    """A run directory with a two-point agreement.json, and a docs dir with a page."""
+    import json
+    sim = _index({0: [(10.0, 0.99), (10.2, 0.98)], 1: [(5.0, 0.99), (5.0, 0.99)]}, "sim")
+    ker = _index({0: [(10.1, 0.99), (10.3, 0.97)], 1: [(6.0, 0.90), (6.2, 0.91)]}, "kernel")
+    cmp = agree.compare(sim, ker, ["scheme"])
+    cells = agree.cell_records(cmp, ["scheme"], ["scheme"])
+    doc = {"format": 1, "ccbench": "0", "commit": "abcdef0123", "design": "pairs", "repeats": 2,
+           "duration_s": 30.0, "factors": {"scheme": ["reno"]}, "points": 2,
+           "kernel_sessions": [{"started": "t0", "ended": "t1", "kernel": "6.x",
+                                "load_before": [0.4, 0.5, 0.6], "load_after": [0.7, 0.6, 0.5],
+                                "set_aside": ["k1"], "still_flagged": []}],
+           "summary": {}, "cells": cells}
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "agreement.json").write_text(json.dumps(doc))
+    docs = tmp_path / "docs" / "fidelity"
+    docs.mkdir(parents=True)
+    (docs.parent / "fidelity.md").write_text(
+        f"# Fidelity\n\nbefore\n\n{agree_page.BEGIN}\nSTALE\n{agree_page.END}\n\nafter\n")
+    (docs / "explanations.yaml").write_text(
+        "explanations:\n- id: kernel-jain\n  text: the kernel's flows take turns.\n"
+        "  cells:\n  - {factors: {scheme: reno}, metric: jain}\n")
+    return run, docs
+
+
+from ccbench import agree_page  # noqa: E402
+
+
+def test_publish_writes_the_data_and_the_page_section_and_check_holds_them_together(tmp_path):
+    import json
+    run, docs = _published(tmp_path)
+    page = agree_page.publish(run, docs)
+    text = page.read_text()
+    assert text.startswith("# Fidelity\n\nbefore\n\n") and text.endswith("\n\nafter\n")
+    assert "STALE" not in text and "**8 of 10 cells (80.0 %) agree**" in text
+    assert "**5.00 ± 0.00**" in text and "load average 0.4 before and 0.7 after" in text
+    assert "1 run(s) the emulator flagged inaccurate set aside" in text
+    assert "`kernel-jain`: the kernel's flows take turns." in text
+    assert "point 1 (scheme reno), tput" in text and "not explained yet" in text
+    pub = json.loads((docs / "agreement.json").read_text())
+    assert [c["explanation"] for c in pub["cells"] if c["marked"]] == [None, "kernel-jain"]
+    assert agree_page.check(docs) == []
+    # a hand edit of the page, a stale explanation id and an unused explanation are caught
+    page.write_text(text.replace("**5.00 ± 0.00**", "5.00 ± 0.00"))
+    assert any("is not what agreement.json renders" in p for p in agree_page.check(docs))
+    page.write_text(text)
+    (docs / "explanations.yaml").write_text(
+        "explanations:\n- id: other\n  text: t\n  cells:\n  - {factors: {scheme: cubic}}\n")
+    probs = agree_page.check(docs)
+    assert any("'kernel-jain' is not in explanations.yaml" in p for p in probs)
+    assert any("'other' explains no marked cell" in p for p in probs)
+    with pytest.raises(ValueError, match="marker"):
+        agree_page.splice("no markers", "x")

@@ -382,6 +382,11 @@ def add_parser(sub) -> None:
                     help="run only one side; the table then uses the other side's runs "
                          "already in DIR")
     ag.add_argument("--dry-run", action="store_true", help="print the points and stop")
+    ag.add_argument("--publish", metavar="DOCS_DIR",
+                    help="run nothing: copy DIR/agreement.json to DOCS_DIR/agreement.json with "
+                         "each marked cell's explanation id from DOCS_DIR/explanations.yaml, and "
+                         "regenerate the matrix section of DOCS_DIR.md (the project's: "
+                         "docs/fidelity)")
     ag.add_argument("-j", "--jobs", type=int, help="worker processes for the simulator runs")
     ag.add_argument("--rerun-flagged", type=int, default=2, metavar="N",
                     help="kernel runs the emulator flags inaccurate are set aside "
@@ -394,6 +399,11 @@ def add_parser(sub) -> None:
 def cmd_agree(a) -> int:
     if a.repeats < 1 or a.duration <= 0 or a.rerun_flagged < 0:
         raise ValueError("--repeats must be >= 1, --duration > 0 and --rerun-flagged >= 0")
+    if a.publish:
+        from .agree_page import publish
+        print(f"wrote {publish(Path(a.output), Path(a.publish))} and "
+              f"{Path(a.publish) / 'agreement.json'}")
+        return 0
     m = Matrix(parse_levels(a.levels), design=a.design, repeats=a.repeats, duration=a.duration)
     pts = m.points()
     names = list(m.factors)
