@@ -56,3 +56,14 @@ def test_the_same_controller_drives_a_kernel_flow(tmp_path):
     assert _goodput(sim, 1.0, 3.0) == pytest.approx(15e6, rel=0.02)
     assert kern.meta["emu"]["controllers"]["0"]["commands"] >= 1
     assert _ours(kern.meta["emu"]["run_id"]) == ([], [])
+
+
+@pytest.mark.parametrize("policy, fragment", [
+    ("subprocess:getoutput", "standard library"), ("os:system", "standard library"),
+    ("ccbench.gym.deploy:PolicyController.init", "defines no function"),
+])
+def test_a_policy_reference_is_a_function_of_the_users_own_code(policy, fragment):
+    from ccbench.cc.runtime import TargetError
+    from ccbench.gym.deploy import PolicyController
+    with pytest.raises(TargetError, match=fragment):
+        PolicyController(policy=policy)

@@ -136,7 +136,13 @@ def test_sock_outside_a_hook_and_read_only_fields():
 
 @pytest.mark.parametrize("scheme, fragment", [
     ({"python": "nosuch_module_xyz:C"}, "cannot import 'nosuch_module_xyz'"),
-    ({"python": f"{USER}:Nope"}, "has no attribute 'Nope'"),
+    ({"python": f"{USER}:Nope"}, "has no class 'Nope'"),
+    # any importable callable is refused before anything is imported or called
+    ({"python": "os:system", "params": {"command": "true"}}, "'os' has no class 'system'"),
+    ({"python": "shutil:rmtree", "params": {"path": "/nonexistent"}}, "has no class 'rmtree'"),
+    ({"python": "subprocess:getoutput"}, "has no class 'getoutput'"),
+    ({"python": "posix:system"}, "cannot import 'posix'"),
+    ({"python": "ccbench._core:Sock"}, "not a Python source module"),
     ({"python": "no-colon"}, "is not \"module:Class\""),
     ({"python": f"{USER}:ConstRate", "params": {"rat": 1}}, "ConstRate takes rate"),
     ({"python": f"{USER}:ConstRate", "colour": 1}, 'unknown key "colour"'),
@@ -202,3 +208,44 @@ def test_every_hook_is_called_and_cong_control_owns_the_window():
     assert fl["cwnd"].unique().to_list() == [20]
     assert fl["pacing_rate_bps"].unique().to_list() == [4e6]
     assert 3.6e6 < t["flowstats"]["delivered_bytes"][0] * 8 / 2 < 4.4e6
+
+
+def test_a_class_that_is_not_a_scheme_is_refused_before_it_is_called():
+    from ccbench.cc import runtime
+    with pytest.raises(runtime.TargetError, match="not a subclass of ccbench.cc.Scheme"):
+        runtime.instance("subprocess:Popen", {"args": ["touch", "/tmp/ccbench-never"]},
+                         seed=1, flow=0, conn=0)
+    with pytest.raises(runtime.TargetError, match="parameters do not fit"):
+        runtime.instance(f"{USER}:ConstRate", {"rat": 1}, seed=1, flow=0, conn=0)
+
+
+def test_checking_an_experiment_runs_none_of_its_python_file(tmp_path):
+    """validate / resolve / --dry-run read a scheme file's source; only the run executes it."""
+    import subprocess
+    import sys
+    marker = tmp_path / "ran"
+    (tmp_path / "mine.py").write_text(
+        "import pathlib\n"
+        f"pathlib.Path({str(marker)!r}).write_text('top-level code ran')\n"
+        "from ccbench.cc import Scheme\n"
+        "class Mine(Scheme):\n"
+        "    def __init__(self, beta=0.5):\n"
+        "        self.beta = beta\n")
+    exp = tmp_path / "e.yaml"
+    exp.write_text("duration: 1\ncentral: {rate: 10Mbit, delay: 5ms}\n"
+                   "flows: [{scheme: {python: mine.py:Mine, params: {beta: 0.7}}}]\n")
+    for cmd in (["validate", str(exp)], ["resolve", str(exp)]):
+        r = subprocess.run([sys.executable, "-m", "ccbench", *cmd], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        assert not marker.exists(), cmd
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(exp.read_text().replace("beta: 0.7", "gamma: 1"))
+    r = subprocess.run([sys.executable, "-m", "ccbench", "validate", str(bad)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "unexpected keyword 'gamma'" in r.stderr + r.stdout
+    assert not marker.exists()
+    r = subprocess.run([sys.executable, "-m", "ccbench", "run", str(exp), "-o",
+                        str(tmp_path / "out")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert marker.read_text() == "top-level code ran"

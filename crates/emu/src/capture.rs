@@ -68,7 +68,7 @@ impl EmuCapture {
     }
 
     fn point(&mut self, name: &str, kind: &str, desc: &str) -> Result<u32, String> {
-        let file = format!("{name}.pcapng");
+        let file = pcap::capture_file_name(name)?;
         let path = Path::new(&self.dir).join(&file);
         let f = File::create(&path).map_err(|e| format!("capture: cannot create {}: {e}", path.display()))?;
         let w = PcapngWriter::new(BufWriter::with_capacity(1 << 18, f), "ccbench emulator", None)

@@ -209,7 +209,7 @@ impl Capture {
     }
 
     fn point(&mut self, name: &str, file: &str, kind: &str, desc: &str) -> Result<u32, String> {
-        let fname = format!("{file}.pcapng");
+        let fname = pcap::capture_file_name(file)?;
         let path = std::path::Path::new(&self.summary.dir).join(&fname);
         let f = File::create(&path).map_err(|e| format!("capture: cannot create {}: {e}", path.display()))?;
         let mut w = PcapngWriter::new(BufWriter::with_capacity(1 << 18, f), "ccbench simulator", None)

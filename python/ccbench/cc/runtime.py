@@ -22,6 +22,9 @@ from typing import Any, Callable
 #: Objects handed to the Python API (classes, factories), by their target key.
 OBJECTS: dict[str, Any] = {}
 _FILE_MODULES: dict[str, Any] = {}
+#: Targets already loaded and checked, and parameter-name sets already bound (per process).
+_LOADED: dict[str, Any] = {}
+_PARAMS_OK: set[tuple] = set()
 
 
 class TargetError(ValueError):
@@ -54,16 +57,131 @@ def _load_file(path: str) -> Any:
     return mod
 
 
-def load(target: str) -> Any:
-    """The class or factory a target names."""
-    if target in OBJECTS:
-        return OBJECTS[target]
-    if target.startswith("object:"):
-        raise TargetError(f"{target!r} was registered in another process: pass the class as "
-                          f"\"module:Class\" to run it in campaign workers")
+def _split(target: str) -> tuple[str, str]:
     mod_name, sep, attr = target.rpartition(":")
     if not sep or not mod_name or not attr:
         raise TargetError(f"{target!r} is not \"module:Class\" or \"file.py:Class\"")
+    return mod_name, attr
+
+
+def _source_of(mod_name: str) -> str:
+    """The source file of module ``mod_name``, found on sys.path without importing anything
+    (a package's ``__init__`` is not run to find its submodule)."""
+    import importlib.machinery
+    if mod_name.endswith(".py"):
+        full = os.path.abspath(mod_name)
+        if not os.path.isfile(full):
+            raise TargetError(f"no such file {mod_name!r}")
+        return full
+    parts, spec, where = mod_name.split("."), None, None
+    for i in range(len(parts)):
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            raise TargetError(f"cannot import {mod_name!r}: no such module on the Python path")
+        where = spec.submodule_search_locations
+    origin = getattr(spec, "origin", None)
+    if not origin or not origin.endswith(".py"):
+        raise TargetError(f"{mod_name!r} is not a Python source module: a scheme is a class "
+                          "in a .py file or a module of one")
+    return origin
+
+
+def load_function(target: str) -> Any:
+    """A function a parameter names (a gym policy, ``"module:function"`` or
+    ``"file.py:function"``): its source must define it at top level (``def`` or a class),
+    outside Python's standard library, before the module is imported; API objects as given."""
+    import ast
+    import sysconfig
+    if target in OBJECTS:
+        return OBJECTS[target]
+    mod_name, attr = _split(target)
+    src = os.path.realpath(_source_of(mod_name))
+    std = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}
+    if any(src.startswith(d + os.sep) for d in std):
+        raise TargetError(f"{mod_name!r} is part of Python's standard library: a policy is a "
+                          "function of your own module or file")
+    try:
+        with open(src, "rb") as fh:
+            tree = ast.parse(fh.read(), filename=src)
+    except (OSError, SyntaxError, ValueError) as e:
+        raise TargetError(f"cannot read {mod_name!r} as Python: {type(e).__name__}") from None
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    if "." in attr or not any(isinstance(n, kinds) and n.name == attr for n in tree.body):
+        raise TargetError(f"{mod_name!r} defines no function {attr!r} at its top level")
+    try:
+        mod = _load_file(mod_name) if mod_name.endswith(".py") else importlib.import_module(mod_name)
+    except Exception as e:  # import errors of user code: name them
+        raise TargetError(f"cannot import {mod_name!r}: {type(e).__name__}: {e}") from e
+    obj = getattr(mod, attr, None)
+    if not callable(obj):
+        raise TargetError(f"{target!r} is not callable")
+    return obj
+
+
+def _class_node(target: str):
+    """The ``ast.ClassDef`` a target names, read from its source without running it."""
+    import ast
+    mod_name, attr = _split(target)
+    src = _source_of(mod_name)
+    try:
+        with open(src, "rb") as fh:
+            tree = ast.parse(fh.read(), filename=src)
+    except (OSError, SyntaxError, ValueError) as e:
+        raise TargetError(f"cannot read {mod_name!r} as Python: {type(e).__name__}") from None
+    body, node = tree.body, None
+    for part in attr.split("."):
+        node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if node is None:
+            raise TargetError(f"{mod_name!r} has no class {part!r}: a scheme is a subclass of "
+                              "ccbench.cc.Scheme or ccbench.cc.Controller")
+        body = node.body
+    return node
+
+
+def static_params_problem(target: str, params: dict) -> str | None:
+    """Check a target without running any of its code: the module or file exists, defines the
+    class, and the class's own ``__init__`` (when it has one) takes ``params``. Raises
+    TargetError for a target that cannot be a scheme; returns a parameter problem or None.
+    Targets registered through the Python API are the caller's objects: checked by signature."""
+    import ast
+    if target in OBJECTS or target.startswith("object:"):
+        return check_params(target, params)
+    node = _class_node(target)
+    init = next((n for n in node.body if isinstance(n, ast.FunctionDef)
+                 and n.name == "__init__"), None)
+    if init is None:
+        return None  # inherited: checked when the run builds it
+    a = init.args
+    if a.kwarg is not None:
+        return None
+    named = [x.arg for x in a.args[1:] + a.kwonlyargs]
+    required = ([x.arg for x in a.args[1:len(a.args) - len(a.defaults)]]
+                + [x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None])
+    unknown = [k for k in params if k not in named]
+    missing = [k for k in required if k not in params]
+    if unknown or missing:
+        what = (f"unexpected keyword {', '.join(map(repr, unknown))}" if unknown
+                else f"missing {', '.join(map(repr, missing))}")
+        return f"{what}; {target} takes " + (", ".join(named) if named else "no parameters")
+    return None
+
+
+def load(target: str) -> Any:
+    """The class a target names: checked from its source first (it must define the class), then
+    imported and checked to be a subclass of ccbench.cc.Scheme or Controller before anything is
+    called. Objects registered through the Python API are returned as given."""
+    if target in OBJECTS:
+        return OBJECTS[target]
+    if target in _LOADED:
+        return _LOADED[target]
+    if target.startswith("object:"):
+        raise TargetError(f"{target!r} was registered in another process: pass the class as "
+                          f"\"module:Class\" to run it in campaign workers")
+    mod_name, attr = _split(target)
+    _class_node(target)
     try:
         mod = _load_file(mod_name) if mod_name.endswith(".py") else importlib.import_module(mod_name)
     except TargetError:
@@ -75,8 +193,11 @@ def load(target: str) -> Any:
         if not hasattr(obj, part):
             raise TargetError(f"{mod_name!r} has no attribute {part!r}")
         obj = getattr(obj, part)
-    if not callable(obj):
-        raise TargetError(f"{target!r} is not a class or factory")
+    from . import Controller, Scheme
+    if not (isinstance(obj, type) and issubclass(obj, (Scheme, Controller))):
+        raise TargetError(f"{target!r} is not a subclass of ccbench.cc.Scheme or "
+                          "ccbench.cc.Controller")
+    _LOADED[target] = obj
     return obj
 
 
@@ -120,7 +241,14 @@ def parse_interval(value: Any) -> tuple[str, float]:
 
 
 def instance(target: str, params: dict, *, seed: int, flow: int, conn: int) -> Any:
-    """A fresh scheme object with the run's deterministic context attached."""
+    """A fresh scheme object with the run's deterministic context attached (the parameters
+    checked against the class's signature before it is called)."""
+    names = (target, tuple(sorted(params)))
+    if names not in _PARAMS_OK:
+        problem = check_params(target, params)
+        if problem:
+            raise TargetError(f"parameters do not fit: {problem}")
+        _PARAMS_OK.add(names)
     obj = load(target)(**params)
     ctx = {"flow": flow, "conn": conn, "seed": seed,
            "rng": random.Random(seed * 1_000_003 + conn)}
@@ -163,5 +291,5 @@ def externals(experiment: dict, *, gym_flows: dict[int, Any] | None = None
     return out
 
 
-__all__ = ["register", "load", "check_params", "parse_interval", "instance", "externals",
+__all__ = ["register", "load", "load_function", "check_params", "static_params_problem", "parse_interval", "instance", "externals",
            "OBJECTS", "TargetError"]

@@ -35,6 +35,11 @@ def canon(key: Any) -> str:
     return str(key).replace("_", "-")
 
 
+def _kind(v: Any) -> str:
+    return {str: "a text", list: "a list", type(None): "empty", bool: "a boolean",
+            int: "a number", float: "a number"}.get(type(v), f"a {type(v).__name__}")
+
+
 def take(mapping: Any, path: tuple, keys: Sequence[Key], errs: Collector,
          reserved: Mapping[str, str] = {}, what: str = "a mapping"
          ) -> dict[str, tuple[Any, tuple]] | None:
@@ -44,6 +49,10 @@ def take(mapping: Any, path: tuple, keys: Sequence[Key], errs: Collector,
     "not yet supported" unless their value is null; missing required keys are reported.
     ``None`` values count as absent (CoCo-Beholder: absent or null = default)."""
     if not isinstance(mapping, dict):
+        if not path:  # a whole file that is not a mapping: named by its kind, never quoted
+            errs.error(path, f"the file's top level is {_kind(mapping)}, not {what}",
+                       "expected keys: " + ", ".join(k.name for k in keys), None)
+            return None
         errs.error(path, f"{show(mapping)} is not {what}",
                    "expected keys: " + ", ".join(k.name for k in keys), mapping)
         return None

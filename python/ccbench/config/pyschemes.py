@@ -7,8 +7,10 @@
 Through the Python API the value of ``python:`` may also be the class (or a factory) itself.
 The resolved flow carries ``"python": target`` next to ``"scheme"`` (the name: given, else
 ``py-<class>``) and ``"params"``; the simulator backend builds one object per connection
-(ccbench.cc.runtime). The target is imported here so that a wrong name, a file that does not
-import, or a parameter the class does not take is reported at its YAML path.
+(ccbench.cc.runtime). The target is checked here from its source without running it (the
+module or file exists and defines the class; its own ``__init__`` takes the parameters), so
+that validating, resolving or planning an experiment runs no user code; the run imports it
+and refuses anything but a subclass of ccbench.cc.Scheme or Controller before calling it.
 """
 from __future__ import annotations
 
@@ -89,7 +91,7 @@ def parse_python_scheme(value: dict, spath: tuple, errs: Collector,
     if target is None:
         return name, params, None, kernel
     try:
-        problem = runtime.check_params(target, params)
+        problem = runtime.static_params_problem(target, params)
     except runtime.TargetError as e:
         errs.error(spath + ("python",), str(e), EXAMPLE, value.get("python"))
         return name, params, None, kernel

@@ -22,6 +22,8 @@ the data route reversed. The resolved form is the same general one the dumbbell 
 
 from __future__ import annotations
 
+import re
+
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,9 +71,19 @@ class Endpoints:
     dumbbell_keys: list[tuple] = field(default_factory=list)
 
 
+#: Node names become file names (a capture's ``<node>.pcapng``, ``<u>-<v>.pcapng``): letters,
+#: digits, ``_``, ``-`` and ``.``, starting with a letter or digit, at most 63 characters.
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+
+
 def _node_name(v: Any, path: tuple) -> str:
     if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip():
-        return str(v).strip()
+        name = str(v).strip()
+        if NODE_NAME.fullmatch(name):
+            return name
+        raise ConfigError(path, f"{show(v)} is not a node name: node names become file names "
+                          "(captures)", "letters, digits, '_', '-' and '.', starting with a "
+                          "letter or digit, at most 63 characters, e.g. r1", v)
     raise ConfigError(path, f"{show(v)} is not a node name", "write a name, e.g. r1", v)
 
 

@@ -123,6 +123,18 @@ def parse_size_dist(value: Any, path: tuple, mss: int) -> dict:
     raise ConfigError(kpath, f"unknown size distribution {show(k)}", "one of " + SIZE_FORMS, k)
 
 
+#: A CDF file is read up to this size (a path naming something huge is refused, not read).
+MAX_CDF_BYTES = 16 << 20
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_cdf(value: Any, path: tuple) -> list[list[float]]:
     """An empirical CDF: a file (lines ``bytes  cumulative-probability``; a 3-column pFabric /
     HPCC file ``bytes  index  probability`` also works; probabilities in [0, 1] or percent up
@@ -133,11 +145,18 @@ def _parse_cdf(value: Any, path: tuple) -> list[list[float]]:
         base = BASE_DIR.get()
         fname = value if os.path.isabs(value) or base is None else os.path.join(base, value)
         try:
-            with open(fname) as fh:
-                lines = fh.read().splitlines()
+            if not os.path.isfile(fname):
+                raise ConfigError(path, f"CDF file {show(value)} is not a regular file", hint,
+                                  value)
+            with open(fname, "rb") as fh:
+                data = fh.read(MAX_CDF_BYTES + 1)
         except OSError as e:
             raise ConfigError(path, f"cannot read CDF file {show(value)}: {e.strerror}", hint,
                               value) from None
+        if len(data) > MAX_CDF_BYTES:
+            raise ConfigError(path, f"CDF file {show(value)} is larger than "
+                              f"{MAX_CDF_BYTES >> 20} MiB", hint, value)
+        lines = data.decode("utf-8", errors="replace").splitlines()
         for n, line in enumerate(lines, start=1):
             cols = line.split("#", 1)[0].replace(",", " ").split()
             if not cols:
@@ -145,7 +164,9 @@ def _parse_cdf(value: Any, path: tuple) -> list[list[float]]:
             try:
                 nums = [float(c) for c in cols]
             except ValueError:
-                raise ConfigError(path, f"{value}:{n}: {line.strip()!r} is not numbers", hint,
+                # the file's content is not quoted: it may be anything the path names
+                bad = next(k for k, c in enumerate(cols, start=1) if not _is_float(c))
+                raise ConfigError(path, f"{value}:{n}: column {bad} is not a number", hint,
                                   value) from None
             if len(nums) not in (2, 3):
                 raise ConfigError(path, f"{value}:{n}: {len(nums)} columns", hint, value)

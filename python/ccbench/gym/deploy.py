@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from typing import Any, Callable
 
 from ..cc import Controller
-from ..cc.runtime import load
+from ..cc.runtime import load_function
 from .presets import make_preset
 
 
@@ -41,7 +41,7 @@ class PolicyController(Controller):
                  preset_args: dict | None = None, path_rate: Any = "100Mbit",
                  interval: Any = "10ms") -> None:
         from ..config.units import parse_rate
-        self.policy = load(policy) if isinstance(policy, str) else policy
+        self.policy = load_function(policy) if isinstance(policy, str) else policy
         if not callable(self.policy):
             raise TypeError(f"policy {policy!r} is not callable")
         self.interval = interval
