@@ -135,10 +135,9 @@ def render(doc: dict, explanations: list[dict]) -> str:
 
 
 def _levels(doc: dict) -> str:
-    from .agree import FACTORS
-    parts = [f"{k}={','.join(str(v) for v in vals)}" for k, vals in doc["factors"].items()
-             if k in FACTORS and list(vals) != list(FACTORS[k][1])]
-    return ";".join(parts)
+    """The run's factor levels as ``--levels`` writes them (every factor, so the command is
+    the run's whatever the defaults)."""
+    return ";".join(f"{k}={','.join(str(v) for v in vals)}" for k, vals in doc["factors"].items())
 
 
 def splice(page: str, section: str) -> str:
