@@ -79,3 +79,49 @@ def test_a_cdf_file_larger_than_the_limit_is_refused(tmp_path, monkeypatch):
                    f"flows: [{{scheme: cubic, arrivals: {{rate: 10, size: {{cdf: {big}}}}}}}]\n")
     with pytest.raises(config.ConfigErrors, match="larger than"):
         config.load(exp)
+
+
+BASE = {"duration": 1, "central": {"rate": "10Mbit", "delay": "5ms"}, "flows": [{"scheme": "cubic"}]}
+
+
+@pytest.mark.parametrize("sweep, fragment", [
+    ({"axes": {"r": {"path": "central.rate", "from": 1, "to": 10, "num": 10**12, "unit": "Mbit"}}},
+     "1,000,000,000,000 values"),
+    ({"axes": {"r": {"path": "central.rate", "from": 1, "to": 10, "step": 1e-12, "unit": "Mbit"}}},
+     "values, more than"),
+    ({"axes": {"r": {"path": "central.rate", "from": 1, "to": 1e308, "step": 1e-308,
+                     "unit": "Mbit"}}}, "inf values"),
+])
+def test_a_campaign_range_is_counted_before_any_value_is_built(sweep, fragment):
+    import time
+
+    from ccbench.campaign import parse_campaign
+    t0 = time.process_time()
+    with pytest.raises(config.ConfigErrors, match=fragment):
+        parse_campaign({**BASE, "sweep": sweep})
+    assert time.process_time() - t0 < 1.0
+
+
+@pytest.mark.parametrize("repeats, fragment", [(10**30, "more runs than a campaign may have"),
+                                               (600_000, "expands to 1,200,000 runs")])
+def test_top_level_repeats_are_held_to_the_run_limit(repeats, fragment):
+    from ccbench.campaign import parse_campaign
+    with pytest.raises(config.ConfigErrors, match=fragment):
+        parse_campaign({**BASE, "repeats": repeats,
+                        "sweep": {"axes": {"x": {"path": "seed", "values": [1, 2]}}}})
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("+".join(["1"] * 200_000), "at most 2,000"), ("-" * 100_000 + "1", "at most 2,000"),
+    ("-" * 70 + "1", "nests too deeply"), ("[1] * 10**9", "more than 10,000 items"),
+    ("[0] * 10**9", "more than 10,000 items"), ("round(7, -10**9)", "within ±400"),
+])
+def test_derived_expressions_are_bounded_before_they_cost(text, fragment):
+    import time
+
+    from ccbench.campaign.expr import ExprError, evaluate
+    t0 = time.process_time()
+    with pytest.raises(ExprError, match=fragment):
+        evaluate(text, {})
+    assert time.process_time() - t0 < 1.0
+    assert evaluate("round(3.14159, 2) + len_ok", {"len_ok": 1}) == pytest.approx(4.14)

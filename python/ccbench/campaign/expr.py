@@ -88,7 +88,12 @@ def h_unit(x, suffix):
 
 def _round(x, nd=None):
     _num(x, "round")
-    return round(x) if nd is None else round(x, int(nd))
+    if nd is None:
+        return round(x)
+    nd = int(_num(nd, "round's digits"))
+    if abs(nd) > 400:  # beyond any float's digits; huge values only cost time
+        raise ExprError(f"round(x, {nd}): the digits must lie within ±400")
+    return round(x, nd)
 
 
 HELPERS: dict[str, Callable] = {
@@ -107,6 +112,9 @@ _CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.Lt
 _CONST = {"true": True, "false": False, "True": True, "False": False, "null": None,
           "None": None}
 MAX_POW = 1e6  # guards `**` against enormous integers
+MAX_TEXT = 2000   # characters of an expression (checked before it is parsed)
+MAX_DEPTH = 60    # nesting of an expression's operations
+MAX_LIST = 10_000  # items of a list an expression builds
 
 
 def path_of(node: ast.AST) -> str | None:
@@ -132,14 +140,26 @@ class Expr:
         if not isinstance(text, str):
             raise ExprError(f"an expression must be a string, got {text!r}")
         self.text = text
+        if len(text) > MAX_TEXT:
+            raise ExprError(f"an expression of {len(text):,} characters (at most {MAX_TEXT:,}): "
+                            f"{text[:40]!r}...")
         try:
             self.tree = ast.parse(text.strip(), mode="eval").body
         except SyntaxError as e:
             raise ExprError(f"syntax error in {text!r}: {e.msg}") from None
+        except (RecursionError, MemoryError):
+            raise ExprError(f"{text[:40]!r}... nests too deeply (at most {MAX_DEPTH} levels)") \
+                from None
         self.names: list[str] = []
         self._check(self.tree)
 
-    def _check(self, n: ast.AST) -> None:
+    def _check(self, n: ast.AST, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            raise ExprError(f"{self.text[:40]!r}... nests too deeply (at most {MAX_DEPTH} "
+                            "levels)")
+        self._check_node(n, depth + 1)
+
+    def _check_node(self, n: ast.AST, depth: int) -> None:
         if isinstance(n, ast.Constant):
             if not isinstance(n.value, (int, float, str, bool)) and n.value is not None:
                 raise ExprError(f"unsupported literal {n.value!r} in {self.text!r}")
@@ -150,21 +170,21 @@ class Expr:
                 self.names.append(p)
             return
         if isinstance(n, ast.BinOp) and type(n.op) in _BIN:
-            self._check(n.left), self._check(n.right)
+            self._check(n.left, depth), self._check(n.right, depth)
         elif isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd, ast.Not)):
-            self._check(n.operand)
+            self._check(n.operand, depth)
         elif isinstance(n, ast.BoolOp):
             for v in n.values:
-                self._check(v)
+                self._check(v, depth)
         elif isinstance(n, ast.Compare) and all(type(o) in _CMP for o in n.ops):
-            self._check(n.left)
+            self._check(n.left, depth)
             for c in n.comparators:
-                self._check(c)
+                self._check(c, depth)
         elif isinstance(n, ast.IfExp):
-            self._check(n.test), self._check(n.body), self._check(n.orelse)
+            self._check(n.test, depth), self._check(n.body, depth), self._check(n.orelse, depth)
         elif isinstance(n, (ast.List, ast.Tuple)):
             for e in n.elts:
-                self._check(e)
+                self._check(e, depth)
         elif isinstance(n, ast.Call):
             if not isinstance(n.func, ast.Name) or n.func.id not in HELPERS:
                 what = n.func.id if isinstance(n.func, ast.Name) else ast.unparse(n.func)
@@ -173,7 +193,7 @@ class Expr:
             if n.keywords:
                 raise ExprError(f"keyword arguments are not supported in {self.text!r}")
             for a in n.args:
-                self._check(a)
+                self._check(a, depth)
         else:
             raise ExprError(f"{ast.unparse(n)!r} is not allowed in {self.text!r} (arithmetic, "
                             "comparisons, names and helper calls only)")
@@ -208,7 +228,13 @@ class Expr:
             if isinstance(n.op, ast.Mult) and (isinstance(a, str) or isinstance(b, str)):
                 raise ExprError(f"{self.text!r}: cannot multiply {a!r} and {b!r} (convert unit "
                                 "strings with rate(), time(), size())")
+            if isinstance(n.op, ast.Mult) and (isinstance(a, list) or isinstance(b, list)):
+                lst, k = (a, b) if isinstance(a, list) else (b, a)
+                if not isinstance(k, int) or isinstance(k, bool) or len(lst) * max(k, 0) > MAX_LIST:
+                    raise ExprError(f"{self.text!r}: a list of more than {MAX_LIST:,} items")
             r = _BIN[type(n.op)](a, b)
+            if isinstance(r, list) and len(r) > MAX_LIST:
+                raise ExprError(f"{self.text!r}: a list of more than {MAX_LIST:,} items")
             if isinstance(r, (int, float)) and not isinstance(r, bool) and abs(r) > 1e300:
                 raise ExprError(f"{self.text!r}: result too large")
             return r

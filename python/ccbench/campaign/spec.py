@@ -187,8 +187,15 @@ def _range(spec: dict, where: tuple, errs: Collector) -> tuple[list, str] | None
     if scale == "log" and (lo <= 0 or hi <= 0):
         errs.error(where, f"a log range needs from and to > 0, got {lo} and {hi}", "", spec)
         return None
+    span = (hi - lo) / step if step is not None else 0.0
+    count = (num if step is None else
+             (math.floor(span + 1e-9) + 1 if math.isfinite(span) else math.inf))
+    if count > MAX_RUNS:  # counted before a single value is built
+        errs.error(where, f"the range has {count:,} values, more than a campaign's "
+                   f"{MAX_RUNS:,} runs", "fewer values: a larger step or a smaller num", None)
+        return None
     if step is not None:
-        n = int(math.floor((hi - lo) / step + 1e-9)) + 1
+        n = int(count)
         if n < 1:
             errs.error(where, f"from {lo} to {hi} in steps of {step} gives no value",
                        "from must be <= to", spec)
@@ -368,6 +375,10 @@ def _repeats(v, where, errs) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         errs.error(where, f"repeats {show(v)} is not a whole number >= 1", "e.g. repeats: 3", v)
         return 1
+    if v > MAX_RUNS:
+        errs.error(where, f"repeats {v:,} is more runs than a campaign may have",
+                   f"at most {MAX_RUNS:,} runs in all", None)
+        return 1
     return v
 
 
@@ -508,6 +519,12 @@ def parse_campaign(doc: Any, *, source: str = "<string>", base_dir: str | None =
                        "keep one", reps)
         else:
             c.repeats = _repeats(reps, ("repeats",), errs)
+            n = c.repeats
+            for d in c.dims:
+                n *= d.n
+            if n > MAX_RUNS and not errs:
+                errs.error(("repeats",), f"the sweep expands to {n:,} runs",
+                           f"at most {MAX_RUNS:,}", None)
     if errs:
         raise ConfigErrors(errs.errors)
     return c
