@@ -125,3 +125,62 @@ def test_derived_expressions_are_bounded_before_they_cost(text, fragment):
         evaluate(text, {})
     assert time.process_time() - t0 < 1.0
     assert evaluate("round(3.14159, 2) + len_ok", {"len_ok": 1}) == pytest.approx(4.14)
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cap")
+    (d / "e.yaml").write_text("duration: 1\nseed: 1\ncentral: {rate: 10Mbit, delay: 5ms}\n"
+                              "flows: [{scheme: cubic}]\n")
+    r = subprocess.run([sys.executable, "-m", "ccbench", "run", str(d / "e.yaml"), "-o",
+                        str(d / "res"), "--pcap", "--no-plots", "--quiet"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    return d / "res" / "pcap"
+
+
+@pytest.mark.parametrize("interval, fragment", [
+    ("inf", "must be a number of seconds"), ("nan", "must be a number of seconds"),
+    ("1e-9", "must be a number of seconds")])
+def test_import_refuses_a_sample_interval_it_cannot_afford_before_allocating(
+        capture, tmp_path, interval, fragment):
+    r = subprocess.run([sys.executable, "-m", "ccbench", "import", "pcap", str(capture), "-o",
+                        str(tmp_path / "imp"), "--sample-interval", interval],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and fragment in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "imp" / "metadata.json").exists()
+
+
+def test_a_mappings_inline_experiment_is_checked_before_use(capture, tmp_path):
+    from ccbench.capture.export import CaptureError
+    from ccbench.capture.importer import import_pcap
+    base = {"flows": [{"sender": "10.0.0.1", "receiver": "10.0.1.1"}]}
+    for exp, fragment in (({"duration": 1}, "mapping: experiment"),
+                          ({"links": [], "flows": [{"id": 3}]}, "flows[0].id must be 0"),
+                          ({"links": [], "flows": [{"id": 0, "bytes": -1}]}, "bytes must be")):
+        with pytest.raises(CaptureError) as ei:
+            import_pcap(capture, tmp_path / "o", mapping={**base, "experiment": exp})
+        assert fragment in str(ei.value)
+
+
+def test_import_budgets_the_flows_table_over_the_captures_span(capture, tmp_path, monkeypatch):
+    from ccbench.capture import importer
+    monkeypatch.setattr(importer, "MAX_SAMPLE_ROWS", 50)
+    with pytest.raises(importer.CaptureError, match="rows \\(at most 50\\)"):
+        importer.import_pcap(capture, tmp_path / "o", sample_interval=0.01)
+    assert not (tmp_path / "o" / "metadata.json").exists()
+
+
+def test_a_coco_metadata_null_or_text_number_is_named(tmp_path):
+    import json
+
+    from ccbench.capture.export import CaptureError
+    from ccbench.capture.importer import coco_experiment
+    meta = {"sorted-layout": [{"scheme": "cubic", "flows": 1, "direction": "->",
+                               "start": 0, "left-delay": 0, "right-delay": 0}], "_all-flows": 1,
+            "_max-delay": None, "_runtime": 5}
+    (tmp_path / "metadata.json").write_text(json.dumps(meta))
+    assert len(coco_experiment(tmp_path)["flows"]) == 1      # null: the default
+    (tmp_path / "metadata.json").write_text(json.dumps({**meta, "_rate": "fast"}))
+    with pytest.raises(CaptureError, match="_rate is not a number"):
+        coco_experiment(tmp_path)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -240,6 +241,10 @@ def _coco_plan(folder: Path):
     return exp, plan
 
 
+#: Rows of an imported run's flows table (flows x sample intervals over the captures' span).
+MAX_SAMPLE_ROWS = 20_000_000
+
+
 def coco_experiment(folder: Path) -> dict:
     """The resolved experiment of a CoCo-Beholder dumps folder's metadata.json (as `ccbench
     run layout.yml` with the same central-link arguments would resolve it)."""
@@ -252,6 +257,23 @@ def coco_experiment(folder: Path) -> dict:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise CaptureError(f"{meta_file}: not a CoCo-Beholder metadata.json ({e}); it needs "
                            "sorted-layout and _all-flows") from None
+    if not isinstance(layout, list) or not all(isinstance(g, dict) for g in layout):
+        raise CaptureError(f"{meta_file}: sorted-layout is not a list of flow groups")
+
+    def num(key: str, default, kind=int):
+        """A numeric field of metadata.json (absent or null: CoCo-Beholder's default)."""
+        v = meta.get(key)
+        if v is None:
+            return default
+        try:
+            x = kind(v)
+        except (TypeError, ValueError, OverflowError):
+            x = None
+        if x is None or isinstance(v, bool) or not math.isfinite(x) or x < 0:
+            raise CaptureError(f"{meta_file}: {key} is not a number >= 0 (the fix: the "
+                               "value run.py wrote, or remove the key for its default)")
+        return x
+
     groups = []
     for g in layout:
         g = dict(g)
@@ -260,15 +282,14 @@ def coco_experiment(folder: Path) -> dict:
                 g[k] = f"{g[k]}us"
         g.pop("runs-first", None)
         groups.append(g)
-    us = lambda k, d=0: f"{int(meta.get(k) or d)}us"  # noqa: E731
+    us = lambda k: f"{num(k, 0)}us"  # noqa: E731
     exp = config.resolve_coco(
-        groups, base=us("_base"), delta=us("_delta") if meta.get("_delta") else None,
-        step=us("_step"), jitter=us("_jitter") if meta.get("_jitter") else None,
-        runtime=float(meta.get("_runtime", 30)), rate=float(meta.get("_rate", 0)),
-        max_delay_us=int(meta.get("_max-delay", 100_000_000)), seed=int(meta.get("_seed", 0) or 0),
-        first_queue=int(meta.get("_first-queue", 1000)),
-        second_queue=int(meta.get("_second-queue", 1000)), lenient=True, schemes=None,
-        source=str(meta_file))
+        groups, base=us("_base"), delta=us("_delta") if num("_delta", 0) else None,
+        step=us("_step"), jitter=us("_jitter") if num("_jitter", 0) else None,
+        runtime=num("_runtime", 30.0, float), rate=num("_rate", 0.0, float),
+        max_delay_us=num("_max-delay", 100_000_000), seed=num("_seed", 0),
+        first_queue=num("_first-queue", 1000), second_queue=num("_second-queue", 1000),
+        lenient=True, schemes=None, source=str(meta_file))
     if len(exp["flows"]) != n:
         raise CaptureError(f"{meta_file}: _all-flows is {n} but sorted-layout has "
                            f"{len(exp['flows'])} flows")
@@ -287,6 +308,35 @@ def _coco_ends(caps: _Captures, s: Path | None, r: Path | None, direction: str):
             lo, hi = min(a, b), max(a, b)
             return (lo, hi) if direction == "->" else (hi, lo)
     return None
+
+
+def _mapped_experiment(doc: dict) -> dict:
+    """A mapping's inline ``experiment:``: an experiment document (resolved here, as a file
+    would be), or an already resolved one (flows with ids, links), checked before use."""
+    from .. import config
+    resolved = "links" in doc and isinstance(doc.get("flows"), list) and doc["flows"] and all(
+        isinstance(f, dict) and "id" in f for f in doc["flows"])
+    if not resolved:
+        try:
+            return config.resolve(doc, source="mapping: experiment", schemes=None)
+        except config.ConfigErrors as e:
+            raise CaptureError(f"mapping: experiment: {e}") from None
+    for i, f in enumerate(doc["flows"]):
+        if not isinstance(f.get("id"), int) or isinstance(f["id"], bool) or f["id"] != i:
+            raise CaptureError(f"mapping: experiment.flows[{i}].id must be {i} (a resolved "
+                               "experiment numbers its flows 0, 1, ...)")
+        for k in ("bytes", "start_ns"):
+            v = f.get(k)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                raise CaptureError(f"mapping: experiment.flows[{i}].{k} must be a whole "
+                                   "number >= 0")
+    for k in ("mss", "duration_ns", "hist_bucket_ns"):
+        v = doc.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
+            raise CaptureError(f"mapping: experiment.{k} must be a whole number > 0")
+    if not isinstance(doc["links"], list):
+        raise CaptureError("mapping: experiment.links must be a list")
+    return doc
 
 
 def _generic_plan(mapping: dict, base: Path, files: list[Path]):
@@ -315,7 +365,7 @@ def _generic_plan(mapping: dict, base: Path, files: list[Path]):
                      where(f.get("receiver_capture"), f"flows[{i}].receiver_capture"),
                      (s, d, sp, dp)))
     if isinstance(mapping.get("experiment"), dict):
-        exp = mapping["experiment"]
+        exp = _mapped_experiment(mapping["experiment"])
     elif mapping.get("experiment"):
         exp = config.load(where(mapping["experiment"], "experiment"))
     else:
@@ -376,9 +426,11 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
         exp, plan = _generic_plan(doc, mp.parent if mp else (folder or Path(".")), files)
         mode = "generic"
     exp = dict(exp)
+    if not isinstance(sample_interval, (int, float)) or not math.isfinite(sample_interval) \
+            or sample_interval < 1e-6:
+        raise CaptureError(f"--sample-interval {sample_interval}: must be a number of seconds "
+                           ">= 0.000001 (e.g. 0.01)")
     interval_ns = int(round(sample_interval * 1e9))
-    if interval_ns <= 0:
-        raise CaptureError(f"--sample-interval {sample_interval}: must be > 0")
     exp["sample_interval_ns"] = interval_ns
     exp["record_packets"] = True
     mss = int(exp.get("mss", 1448))
@@ -389,6 +441,12 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
         raise CaptureError("the captures hold no IPv4 packets")
     t0 = min(firsts)
     t_end = max(int(caps.get(p)["ts_ns"].max()) for p in used if caps.get(p).height) - t0
+    rows = (t_end // interval_ns + 1) * len(plan)
+    if rows > MAX_SAMPLE_ROWS:  # the flows table is a row per flow and interval of the span
+        raise CaptureError(
+            f"the captures span {t_end / 1e9:,.3f} s: sampling {len(plan)} flow(s) every "
+            f"{interval_ns / 1e9:g} s would take {rows:,} rows (at most {MAX_SAMPLE_ROWS:,}); "
+            "give a longer --sample-interval, or check the captures' timestamps")
     pks, samples, per_flow, warnings = [], [], [], []
     for fid, s, r, ends in plan:
         if ends is None:
