@@ -184,3 +184,28 @@ def test_a_coco_metadata_null_or_text_number_is_named(tmp_path):
     (tmp_path / "metadata.json").write_text(json.dumps({**meta, "_rate": "fast"}))
     with pytest.raises(CaptureError, match="_rate is not a number"):
         coco_experiment(tmp_path)
+
+
+@pytest.mark.parametrize("entry, fragment", [
+    ({"metric": "convergence", "min": 0, "threshold": [0.9]}, "threshold: [0.9] is not a Jain"),
+    ({"metric": "convergence", "min": 0, "threshold": 2}, "is not a Jain's index in (0, 1]"),
+    ({"metric": "jain", "min": float("nan")}, "NaN is no bound"),
+])
+def test_run_expectations_refuse_what_cannot_be_a_bound(entry, fragment):
+    from ccbench import expect
+    with pytest.raises(expect.ExpectError) as ei:
+        expect.parse([entry])
+    assert fragment in str(ei.value)
+
+
+def test_an_infinite_bound_bounds_nothing_in_run_and_campaign_expectations():
+    from ccbench import expect
+    from ccbench.campaign import parse_campaign
+    (n,) = expect.parse([{"metric": "jain", "min": 0.5, "max": float("inf")}])
+    assert n["min"] == 0.5 and "max" not in n
+    camp = {**BASE, "sweep": {"axes": {"x": {"path": "seed", "values": [1, 2]}}},
+            "expect": [{"metric": "throughput", "max": float("inf")}]}
+    c = parse_campaign(camp)
+    assert "max" not in c.expect[0]
+    with pytest.raises(config.ConfigErrors, match="NaN is no bound"):
+        parse_campaign({**camp, "expect": [{"metric": "throughput", "min": float("nan")}]})

@@ -122,6 +122,11 @@ def parse(doc: Any, columns: dict[str, list], errs) -> list[dict]:
             if b in e:
                 if not _num(e[b]):
                     err(b, f"{e[b]!r} is not a number", "", e[b])
+                elif math.isnan(e[b]):
+                    err(b, "NaN is no bound (it fails every comparison)",
+                        "write a number, or leave the bound out", None)
+                elif math.isinf(e[b]) and (e[b] > 0) == (b == "max"):
+                    continue  # max: .inf / min: -.inf bound nothing
                 n[b] = e[b]
         if n["kind"] in ("monotone", "crossing"):
             ax = e.get("in")

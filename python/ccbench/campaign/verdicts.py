@@ -90,7 +90,7 @@ def _bound(n, st) -> CampaignVerdict:
             missing.append(r["label"])
             continue
         gap = max((lo - v) if lo is not None else -math.inf, (v - hi) if hi is not None else -math.inf)
-        if gap > worst_gap:
+        if worst is None or gap > worst_gap:  # an infinite bound leaves gap at -inf
             worst, worst_r, worst_gap = v, r, gap
     ok = not missing and worst is not None and worst_gap <= 0
     det = f"{st.height} point{'s' if st.height > 1 else ''}"

@@ -7,6 +7,8 @@ the results tables with the estimators of :mod:`ccbench.analysis`.
 """
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import asdict, dataclass
 from xml.sax.saxutils import escape
@@ -91,6 +93,11 @@ def parse(doc, flows: list[dict] | None = None, links: list[dict] | None = None)
                 v = e[b]
                 if isinstance(v, bool) or not isinstance(v, (int, float, str)):
                     raise ExpectError(f"{p}.{b}: {v!r} is not a number")
+                if isinstance(v, float) and math.isnan(v):
+                    raise ExpectError(f"{p}.{b}: NaN is no bound (it fails every comparison); "
+                                      "write a number, or leave the bound out")
+                if isinstance(v, float) and math.isinf(v) and (v > 0) == (b == "max"):
+                    continue  # max: .inf / min: -.inf bound nothing: the same as leaving it out
                 if isinstance(v, str):
                     if not _BASE.match(v) or m not in _DELAY:
                         raise ExpectError(f"{p}.{b}: {v!r} is not a number"
@@ -115,7 +122,12 @@ def parse(doc, flows: list[dict] | None = None, links: list[dict] | None = None)
                 raise ExpectError(f"{p}.over: unknown {ov!r}; valid: {', '.join(OVER)}")
             n["over"] = ov
             if m == "convergence":
-                n["threshold"] = float(e.get("threshold", 0.9))
+                th = e.get("threshold", 0.9)
+                if isinstance(th, bool) or not isinstance(th, (int, float)) \
+                        or not 0 < float(th) <= 1:
+                    raise ExpectError(f"{p}.threshold: {th!r} is not a Jain's index in (0, 1]; "
+                                      "e.g. threshold: 0.9")
+                n["threshold"] = float(th)
         elif "over" in e or "threshold" in e:
             raise ExpectError(f"{p}: over:/threshold: apply to jain and convergence only")
         for t in ("after", "before"):
