@@ -209,3 +209,36 @@ def test_an_infinite_bound_bounds_nothing_in_run_and_campaign_expectations():
     assert "max" not in c.expect[0]
     with pytest.raises(config.ConfigErrors, match="NaN is no bound"):
         parse_campaign({**camp, "expect": [{"metric": "throughput", "min": float("nan")}]})
+
+
+@pytest.mark.parametrize("doc, where, fragment", [
+    ({"flows": [{"scheme": "cubic", "bytes": 2**64 - 1}]}, "flows[0].bytes", "at most 1 PiB"),
+    ({"mss": 1, "flows": [{"scheme": "cubic"}]}, "mss", "must be >= 88"),
+    ({"tcp": {"delayed-ack-timeout": "1000000s"}, "flows": [{"scheme": "cubic"}]},
+     "tcp.delayed-ack-timeout", "above 10 s"),
+    ({"central": {"rate": "10Mbit", "delay": "5ms", "jitter": {"dist": "normal",
+                                                               "sd": "1000000000s"}},
+      "flows": [{"scheme": "cubic"}]}, "central.jitter.sd", "above 100 s"),
+    ({"central": {"rate": "10Mbit", "delay": {"sine": {"mean": "5ms", "amplitude": "50ms",
+                                                       "period": "1s"}}},
+      "flows": [{"scheme": "cubic"}]}, "central.delay.sine.amplitude", "below 0"),
+])
+def test_absurd_values_are_errors_naming_the_field(doc, where, fragment):
+    with pytest.raises(config.ConfigErrors) as ei:
+        config.resolve({**BASE, **doc})
+    assert where in str(ei.value) and fragment in str(ei.value), str(ei.value)
+
+
+def test_an_expectation_window_past_the_runs_end_and_a_campaign_given_to_run(tmp_path):
+    f = tmp_path / "e.yaml"
+    f.write_text("duration: 1\ncentral: {rate: 10Mbit, delay: 5ms}\nflows: [{scheme: cubic}]\n"
+                 "expect: [{metric: jain, after: 100s, min: 0.9}]\n")
+    r = subprocess.run([sys.executable, "-m", "ccbench", "validate", str(f)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "past the run's end (1 s)" in r.stdout + r.stderr
+    (tmp_path / "c.yaml").write_text("base: e.yaml\nsweep: {axes: {x: {path: seed, values: "
+                                     "[1, 2]}}}\n")
+    r = subprocess.run([sys.executable, "-m", "ccbench", "run", str(tmp_path / "c.yaml"), "-o",
+                        str(tmp_path / "o")], capture_output=True, text=True)
+    err = r.stdout + r.stderr
+    assert r.returncode != 0 and "ccbench sweep FILE" in err and "duration" not in err, err

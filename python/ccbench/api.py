@@ -72,7 +72,8 @@ def load_experiment(path: str | Path, *, seed: int | None = None, coco: dict | N
     if isinstance(doc, dict) and doc.get("expect") is not None:
         from . import expect as _expect
         try:
-            exp["expect"] = _expect.parse(doc["expect"], exp["flows"], exp["links"])
+            exp["expect"] = _expect.parse(doc["expect"], exp["flows"], exp["links"],
+                                          duration_ns=exp.get("duration_ns"))
         except _expect.ExpectError as e:
             raise _config.ConfigError("expect", str(e), source=str(path)) from None
     return exp

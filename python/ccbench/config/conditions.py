@@ -225,6 +225,10 @@ def parse_delay(value: Any, path: tuple, cond: Conditions) -> int:
                  "amplitude_ns": _time(p, "amplitude"), "period_ns": _time(p, "period")}
         if sched["period_ns"] == 0:
             raise ConfigError(p["period"][1], "period must be > 0", "e.g. 2s", p["period"][0])
+        if sched["amplitude_ns"] > sched["mean_ns"]:
+            raise ConfigError(p["amplitude"][1], "the amplitude is larger than the mean: the "
+                              "delay would go below 0", "amplitude <= mean",
+                              p["amplitude"][0])
         initial = sched["mean_ns"]
     else:
         fname = _find_file(params, ppath, "a delay series: lines 't_seconds delay_ms'")
@@ -317,6 +321,12 @@ def _jitter_one(value: Any, path: tuple, cond: Conditions, ends: list[str]) -> N
             if k not in p:
                 raise ConfigError(path + (k,), f"missing required key {show(k)}",
                                   JITTER_EXAMPLE, None)
+        for k in ("max", "sd", "jitter", "tau", "mean"):
+            if k in p and abs(parse_time(str(p[k][0]).strip().lstrip("-") if isinstance(
+                    p[k][0], str) else p[k][0], p[k][1], bare_ns=MS)) > MAX_JITTER_NS:
+                raise ConfigError(p[k][1], f"jitter {k} above {MAX_JITTER_NS // 10**9} s",
+                                  "a jitter's parameters are delays: milliseconds to seconds",
+                                  p[k][0])
         amount = _time(p, need[dist][0])
         if dist == "uniform":
             j = {"dist": "uniform", "max_ns": amount}
@@ -455,6 +465,9 @@ def parse_promotion(value: Any, path: tuple, cond: Conditions) -> None:
 #: The radio links' delay noise, on both directions of each cellular preset: a wandering
 #: extra delay (ou: s.d. 10 ms, correlation time 200 ms). docs/network-conditions.md,
 #: "Cellular presets", says where the two numbers come from.
+#: The largest jitter parameter (sd, max, mean, tau) a file may give.
+MAX_JITTER_NS = 100 * 10**9
+
 RADIO_NOISE = {"dist": "ou", "sd": "10ms", "tau": "200ms"}
 
 #: Cellular link profiles after the mobile-broadband measurements of M. Pakmehr's thesis

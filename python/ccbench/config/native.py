@@ -18,6 +18,9 @@ from .topology import check_dumbbell_groups, parse_group_endpoints, parse_topolo
 from .workloads import UDP, parse_group_workload
 from .units import U64_MAX, parse_bool, parse_int, parse_payload_size, parse_time
 
+#: The largest flow size a file may ask for (1 PiB): byte counters and their sums stay exact.
+MAX_FLOW_BYTES = 1 << 50
+
 TOP_KEYS = [Key("duration", required=True), Key("seed"), Key("mss"),
             Key("sample-interval"), Key("packets", ("record-packets",)),
             Key("hist-bucket"), Key("bdp-rtt"), Key("tcp"), Key("host"), Key("central"),
@@ -209,6 +212,10 @@ def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
     tcp["delayed_ack_timeout_ns"] = get(t, "delayed-ack-timeout", parse_time, errs,
                                         tcp["delayed_ack_timeout_ns"], bare_ns=MS,
                                         what="a timeout")
+    if "delayed-ack-timeout" in t and tcp["delayed_ack_timeout_ns"] > 10 * 1000 * MS:
+        errs.error(t["delayed-ack-timeout"][1], "delayed-ack-timeout above 10 s",
+                   "Linux delays an ACK by 40-200 ms (TCP_DELACK_MIN/MAX), FreeBSD 100 ms; "
+                   "to ACK every segment write delayed-ack: false", t["delayed-ack-timeout"][0])
     if "delayed-ack-timeout" in t and tcp["delayed_ack_timeout_ns"] == 0:
         errs.error(t["delayed-ack-timeout"][1], "delayed-ack-timeout must be > 0",
                    "e.g. 40ms (Linux) or 100ms (FreeBSD); to ACK every segment write "
@@ -390,6 +397,11 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
                        f"stop must be <= duration ({_secs(duration_ns)})", sv)
     spec.bytes = get(g, "bytes", parse_payload_size, errs, None, mss=mss,
                      what="a flow size")
+    if spec.bytes is not None and spec.bytes > MAX_FLOW_BYTES:
+        errs.error(g["bytes"][1], f"a flow of {spec.bytes:,} bytes (at most 1 PiB, "
+                   f"{MAX_FLOW_BYTES:,})", "leave bytes: out for a flow that sends until the "
+                   "end", g["bytes"][0])
+        spec.bytes = None
     if "name" in g:
         nv, npath = g["name"]
         if isinstance(nv, (str, int, float)) and not isinstance(nv, bool):
@@ -436,6 +448,8 @@ def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None
                        "not one experiment", "run it with `ccbench sweep FILE` "
                        "(ccbench.sweep), check it with `ccbench sweep FILE --dry-run`",
                        camp[0])
+            if any(canon(k) == "base" for k in camp):
+                return None  # its experiment is the base file: nothing else here to check
             doc = {k: v for k, v in doc.items() if canon(k) not in CAMPAIGN_KEYS}
     d = take(doc, (), TOP_KEYS, errs, reserved=TOP_RESERVED,
              what="an experiment (a mapping with duration, flows, ...)")
@@ -453,8 +467,9 @@ def parse_native(doc: Any, *, seed: int | None = None, registry: Registry | None
     else:
         run.seed = get(d, "seed", parse_int, errs, 1, what="a seed", minimum=0,
                        maximum=U64_MAX)
+    # Linux's smallest MSS (TCP_MIN_MSS, include/net/tcp.h) up to an IPv4 datagram's room
     run.mss = get(d, "mss", parse_int, errs, 1448, what="a segment size in bytes",
-                  minimum=1, maximum=65535 - 52)
+                  minimum=88, maximum=65535 - 52)
     run.sample_interval_ns = get(d, "sample-interval", parse_time, errs, 10 * MS,
                                  bare_ns=MS, what="a time")
     if "sample-interval" in d and run.sample_interval_ns == 0:

@@ -67,8 +67,10 @@ def _time(v, path):
         raise ExpectError(f"{path}: {v!r} is not a time ({e}); e.g. 10s or 500ms") from None
 
 
-def parse(doc, flows: list[dict] | None = None, links: list[dict] | None = None) -> list[dict]:
-    """Validate an ``expect:`` list; returns normalised entries (JSON-able, times in ns)."""
+def parse(doc, flows: list[dict] | None = None, links: list[dict] | None = None,
+          duration_ns: int | None = None) -> list[dict]:
+    """Validate an ``expect:`` list; returns normalised entries (JSON-able, times in ns).
+    With ``duration_ns``, a window must start before the run ends and end by then."""
     if doc is None:
         return []
     if not isinstance(doc, list):
@@ -133,6 +135,11 @@ def parse(doc, flows: list[dict] | None = None, links: list[dict] | None = None)
         for t in ("after", "before"):
             if t in e:
                 n[t + "_ns"] = _time(e[t], f"{p}.{t}")
+                if duration_ns is not None and (n[t + "_ns"] > duration_ns or (
+                        t == "after" and n[t + "_ns"] >= duration_ns)):
+                    raise ExpectError(f"{p}.{t}: {e[t]} is past the run's end "
+                                      f"({duration_ns / 1e9:g} s): the window would hold "
+                                      "nothing")
         if not n["name"]:
             n["name"] = _describe(n)
         out.append(n)
