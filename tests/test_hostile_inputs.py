@@ -242,3 +242,13 @@ def test_an_expectation_window_past_the_runs_end_and_a_campaign_given_to_run(tmp
                         str(tmp_path / "o")], capture_output=True, text=True)
     err = r.stdout + r.stderr
     assert r.returncode != 0 and "ccbench sweep FILE" in err and "duration" not in err, err
+
+
+def test_on_off_toggles_count_in_the_run_budget_and_a_sub_microsecond_cycle_is_refused():
+    from ccbench import budget
+    doc = {**BASE, "flows": [{"scheme": "cubic", "onoff": {"on": "1us", "off": "1us"}}]}
+    est = budget.estimate(config.resolve(doc))
+    assert est.toggles == pytest.approx(1e6, rel=0.01) and est.events >= est.toggles
+    with pytest.raises(config.ConfigErrors, match="shorter than 1 us"):
+        config.resolve({**BASE, "flows": [{"scheme": "cubic", "onoff": {"on": "1ns",
+                                                                       "off": "1ns"}}]})

@@ -67,6 +67,7 @@ class BudgetError(ValueError):
 class Estimate:
     packets: float = 0.0            # data-packet transmissions (packets table rows)
     events: float = 0.0
+    toggles: float = 0.0            # on/off switches of on-off sources
     flow_samples: float = 0.0
     queue_samples: float = 0.0
     interval_rows: float = 0.0
@@ -193,6 +194,10 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
         arr = f.get("arrivals")
         if arr:
             est.conns += float(arr.get("rate_per_s") or 0) * active
+        oo = f.get("onoff")
+        if oo and (oo.get("on_ns") or 0) + (oo.get("off_ns") or 0) > 0:
+            # each on and each off period is a timer event of its own, sent or not
+            est.toggles += 2 * active * 1e9 / (oo["on_ns"] + oo["off_ns"])
         bits = cap * active
         if f.get("bytes") and not arr:
             bits = min(bits, float(f["bytes"]) * 8)
@@ -244,7 +249,7 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
                 worst += q["packets"] * pkt * 8 / ln["rate_bps"] * 1e9
         est.hist_buckets += worst / bucket
     est.events = (est.packets * (hops / 2 + 1) * 1.5 + samples * (1 + len(flows))
-                  + est.conns * 12 + est.delay_steps)
+                  + est.conns * 12 + est.delay_steps + est.toggles)
     held = [("per-packet records" if record else "packets in flight",
              est.packets * BYTES_PER_PACKET if record else 0.0),
             ("flow samples", est.flow_samples * BYTES_PER_FLOW_SAMPLE),

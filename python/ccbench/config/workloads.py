@@ -59,6 +59,10 @@ def parse_onoff(value: Any, path: tuple) -> dict:
     if on <= 0:
         raise ConfigError(d["on"][1], f"on period {show(d['on'][0])} must be > 0", hint,
                           d["on"][0])
+    if on + off < 1_000:
+        raise ConfigError(d["on"][1], "an on-off cycle shorter than 1 us (each period is an "
+                          "event of its own; a packet takes longer than that to send)", hint,
+                          d["on"][0])
     return {"on_ns": on, "off_ns": off}
 
 
