@@ -252,3 +252,18 @@ def test_on_off_toggles_count_in_the_run_budget_and_a_sub_microsecond_cycle_is_r
     with pytest.raises(config.ConfigErrors, match="shorter than 1 us"):
         config.resolve({**BASE, "flows": [{"scheme": "cubic", "onoff": {"on": "1ns",
                                                                        "off": "1ns"}}]})
+
+
+def test_ctrl_c_inside_a_python_hook_is_an_interrupted_run_not_a_scheme_error(tmp_path):
+    (tmp_path / "stop.py").write_text(
+        "from ccbench.cc import Scheme\n"
+        "class Stop(Scheme):\n"
+        "    def cong_avoid(self, sk, acked):\n"
+        "        raise KeyboardInterrupt\n")
+    f = tmp_path / "e.yaml"
+    f.write_text("duration: 2\ncentral: {rate: 10Mbit, delay: 5ms}\n"
+                 "flows: [{scheme: {python: stop.py:Stop}}]\n")
+    r = subprocess.run([sys.executable, "-m", "ccbench", "run", str(f), "-o",
+                        str(tmp_path / "o")], capture_output=True, text=True)
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert "SchemeError" not in r.stderr and "Traceback" not in r.stderr

@@ -41,15 +41,25 @@ pub(crate) fn externals_of(externals: Option<&Bound<'_, PyDict>>) -> PyResult<Op
 pub(crate) fn new_sim(exp: &Experiment, ext: &Option<Arc<PyExternal>>) -> PyResult<Sim> {
     let dynext = ext.clone().map(|e| e as Arc<dyn sim::cc::external::ExternalCc>);
     Sim::with_external(exp, dynext).map_err(|e| match ext.as_ref().and_then(|x| x.take_error()) {
-        Some(msg) => SchemeError::new_err(msg),
+        Some(msg) => scheme_err(msg),
         None => PyValueError::new_err(e),
     })
+}
+
+/// A Python scheme's recorded error as the exception to raise: Ctrl-C inside a hook is a
+/// KeyboardInterrupt (exit 130), anything else SchemeError.
+fn scheme_err(msg: String) -> PyErr {
+    if msg == pycc::INTERRUPTED {
+        PyKeyboardInterrupt::new_err("simulation interrupted (in a Python scheme)")
+    } else {
+        SchemeError::new_err(msg)
+    }
 }
 
 /// Raise the first error of a Python scheme, if any.
 pub(crate) fn check_scheme_error(ext: &Option<Arc<PyExternal>>) -> PyResult<()> {
     match ext.as_ref().and_then(|x| x.take_error()) {
-        Some(msg) => Err(SchemeError::new_err(msg)),
+        Some(msg) => Err(scheme_err(msg)),
         None => Ok(()),
     }
 }

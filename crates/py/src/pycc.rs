@@ -30,7 +30,18 @@ pyo3::create_exception!(_core, SchemeError, PyRuntimeError, "An exception raised
 /// The first error of a run: "flow N (label) at t=... s, in Class.hook:\n<traceback>".
 pub type ErrorSlot = Arc<Mutex<Option<String>>>;
 
+/// What the error slot holds when the user pressed Ctrl-C inside a Python hook: the run stops
+/// as an interrupted run (KeyboardInterrupt), not as the scheme's failure.
+pub const INTERRUPTED: &str = "\u{0}interrupted";
+
 fn record_error(slot: &ErrorSlot, py: Python<'_>, err: PyErr, who: &Who, now_ns: u64, hook: &str) -> String {
+    if err.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+        let mut g = slot.lock().unwrap();
+        if g.is_none() {
+            *g = Some(INTERRUPTED.to_string());
+        }
+        return INTERRUPTED.to_string();
+    }
     let tb = py
         .import("traceback")
         .and_then(|m| m.call_method1("format_exception", (err.get_type(py), err.value(py), err.traceback(py))))
