@@ -126,3 +126,25 @@ def test_an_undefined_metric_fails_and_says_so(ran):
     undefined, defined = expect.evaluate(res, entries)
     assert undefined.value is None and not undefined.passed
     assert defined.value is not None and defined.value > 0 and defined.passed
+
+
+@pytest.mark.parametrize("metric, extra", [
+    ("share", {"flow": 0}), ("jain", {"after": 3.0}), ("delay-p95", {}),
+    ("utilisation", {"link": "r1->r2", "after": 1.0}), ("throughput", {"flow": 1}),
+])
+def test_every_bound_decides_at_the_measured_value(ran, metric, extra):
+    """A bound a little on either side of the measured value passes on one side and fails on
+    the other, for min and max: an implementation that loosened (or tightened) a bound by any
+    factor, or compared the wrong way, fails here."""
+    _, _, out, _ = ran
+    res = load(out)
+    (v,) = expect.evaluate(res, expect.parse([{"metric": metric, "min": 0, **extra}],
+                                             res.experiment["flows"], res.experiment["links"]))
+    x = v.value
+    assert x is not None and x > 0
+    for bound, k, ok in (("max", 1.02, True), ("max", 0.98, False),
+                         ("min", 0.98, True), ("min", 1.02, False)):
+        (w,) = expect.evaluate(res, expect.parse([{"metric": metric, bound: x * k, **extra}],
+                                                 res.experiment["flows"],
+                                                 res.experiment["links"]))
+        assert w.passed is ok, (metric, bound, k, x, w)
