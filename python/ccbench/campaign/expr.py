@@ -74,6 +74,8 @@ def fmt_number(x: Any) -> str:
     if isinstance(x, int):
         return str(x)
     if isinstance(x, float):
+        if not math.isfinite(x):
+            return str(x)  # inf, -inf, nan: labels show them; a key given one refuses it
         if x == int(x) and abs(x) < 1e15:
             return str(int(x))
         return format(x, ".12g")

@@ -156,12 +156,29 @@ class CcEnv(gymnasium.Env):
     def step(self, action):
         if self._sim is None:
             raise RuntimeError("call reset() before step()")
-        self._command(self.preset.act(self, action))
+        self._command(self.preset.act(self, self._checked(action)))
         done = self._sim.run_until(self._sim.now + self.interval_ns)
         stats = self._take()
         obs = self.preset.observe(self, stats)
         reward = float(self.preset.reward(self, stats))
         return obs, reward, bool(done), False, {"t_s": self._sim.now * 1e-9, "stats": stats}
+
+    def _checked(self, action):
+        """A Box action as numbers of the space's size, all finite (ValueError otherwise, naming
+        what the space wants); other spaces are the preset's to read."""
+        space = self.action_space
+        if not isinstance(space, gymnasium.spaces.Box):
+            return action
+        try:
+            a = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"the action is not numbers: the action space is {space}") from None
+        if a.size != int(np.prod(space.shape)):
+            raise ValueError(f"the action has {a.size} value(s): the action space {space} "
+                             f"takes {int(np.prod(space.shape))}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError("the action has NaN or infinite values")
+        return a.reshape(space.shape)
 
     def finish(self) -> dict:
         """Run the episode's remaining time with the last commands and return the results
