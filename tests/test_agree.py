@@ -200,3 +200,17 @@ def test_publish_writes_the_data_and_the_page_section_and_check_holds_them_toget
     assert any("'other' explains no marked cell" in p for p in probs)
     with pytest.raises(ValueError, match="marker"):
         agree_page.splice("no markers", "x")
+
+
+def test_the_published_matrix_page_is_what_its_data_renders():
+    """docs/fidelity.md's generated section is agree_page.render of docs/fidelity/agreement.json
+    with docs/fidelity/explanations.yaml; every explanation id names an entry that explains a
+    marked cell."""
+    from pathlib import Path
+    docs = Path(__file__).resolve().parents[1] / "docs" / "fidelity"
+    assert agree_page.check(docs) == []
+    import json
+    doc = json.loads((docs / "agreement.json").read_text())
+    assert doc["repeats"] >= 5 and doc["duration_s"] >= 30 and doc["design"] == "pairs"
+    assert {"vegas", "cdg"} <= set(doc["factors"]["scheme"]) and "1Gbit" in doc["factors"]["rate"]
+    assert all(not s["still_flagged"] for s in doc["kernel_sessions"])

@@ -45,6 +45,19 @@ LOSS_ABS = 0.1  # percentage points: loss differences below this are never marke
 KERNEL_OWN = ("reno", "cubic", "bbr")
 
 
+#: Simulator-side values of scheme levels whose kernel program is another variant than the
+#: simulator's default: the shipped BPF cdg is Linux's tcp_cdg, whose rules the simulator's CDG
+#: (FreeBSD's cc_cdg by default) takes with these parameters (docs/bpf-schemes.md).
+SIM_LEVELS: dict[str, dict] = {
+    "cdg": {"name": "cdg", "beta_delay": 70.71, "loss_tolerance": 0, "prob_exact": 1},
+}
+
+
+def sim_level(scheme: Any) -> Any:
+    """The simulator side's value of a scheme level."""
+    return SIM_LEVELS.get(scheme, scheme) if isinstance(scheme, str) else scheme
+
+
 def kernel_level(scheme: Any) -> Any:
     """The kernel side's value of a scheme level: the kernel's own algorithm, else its BPF port."""
     return scheme if not isinstance(scheme, str) or scheme in KERNEL_OWN else {"bpf": scheme}
@@ -58,7 +71,7 @@ def scheme_name(value: Any) -> Any:
             value = json.loads(value)
         except ValueError:
             return value
-    return value.get("bpf", value) if isinstance(value, dict) else value
+    return value.get("bpf", value.get("name", value)) if isinstance(value, dict) else value
 
 
 def covering_array(levels: list[int]) -> list[tuple[int, ...]]:
@@ -116,7 +129,8 @@ class Matrix:
         zip_: dict[str, list] = {}
         for n in self.factors:
             key = FACTORS[n][0] if n in FACTORS else n
-            zip_[key] = [kernel_level(p[n]) if kernel and n == "scheme" else p[n] for p in pts]
+            zip_[key] = [(kernel_level(p[n]) if kernel else sim_level(p[n])) if n == "scheme"
+                         else p[n] for p in pts]
         derive = {"central.delay": "unit(rtt_ms / 2, 'ms')",
                   "central.queue.type": "aqm",
                   "central.queue.limit": "unit(queue_bdp, 'bdp')"}
