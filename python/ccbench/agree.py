@@ -260,7 +260,8 @@ def flagged_runs(camp_dir: Path) -> list[str]:
 
 
 def _stats(r: dict, name: str, suffix: str) -> dict:
-    g = lambda c: None if r.get(c) is None or _nan(r[c]) else float(r[c])  # noqa: E731
+    # 12 significant digits: the last bits of a float sum depend on the aggregation's order
+    g = lambda c: None if r.get(c) is None or _nan(r[c]) else float(f"{r[c]:.12g}")  # noqa: E731
     return {"mean": g(f"{name}_mean{suffix}"), "sd": g(f"{name}_sd{suffix}"),
             "min": g(f"{name}_min{suffix}"), "max": g(f"{name}_max{suffix}"),
             "n": int(r[f"n{suffix}"])}
