@@ -54,3 +54,16 @@ def assert_imported_summary(a, b, blind: dict, exact=("avg_tput_mbps", "mean_del
     assert (b["bytes_dropped"] - (a["bytes_dropped"] - n)).abs().max() == 0, n
     assert (b["bytes_in_flight_end"] - (a["bytes_in_flight_end"] + n)).abs().max() == 0, n
     assert (b["loss_pct"] - (a["bytes_dropped"] - n) / a["bytes_sent"] * 100).abs().max() < 1e-9
+
+
+def pcap_folder(d, duration: float = 1.0):
+    """The capture folder of a short one-flow CUBIC run made through the CLI with --pcap."""
+    import subprocess
+    import sys
+    (d / "e.yaml").write_text(f"duration: {duration}\nseed: 1\n"
+                              "central: {rate: 10Mbit, delay: 5ms}\nflows: [{scheme: cubic}]\n")
+    r = subprocess.run([sys.executable, "-m", "ccbench", "run", str(d / "e.yaml"), "-o",
+                        str(d / "res"), "--pcap", "--no-plots", "--quiet"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    return d / "res" / "pcap"

@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 import os
 import resource
-import subprocess
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -165,14 +163,8 @@ def test_fuzz_campaign_expectation_blocks(entries):
 
 @pytest.fixture(scope="module")
 def capture(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fcap")
-    (d / "e.yaml").write_text("duration: 0.5\nseed: 1\ncentral: {rate: 10Mbit, delay: 5ms}\n"
-                              "flows: [{scheme: cubic}]\n")
-    r = subprocess.run([sys.executable, "-m", "ccbench", "run", str(d / "e.yaml"), "-o",
-                        str(d / "res"), "--pcap", "--no-plots", "--quiet"], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr
-    return d / "res" / "pcap"
+    from simhelp import pcap_folder
+    return pcap_folder(tmp_path_factory.mktemp("fcap"), 0.5)
 
 
 endpoints = st.one_of(st.sampled_from(["10.0.0.1", "10.0.1.1", "10.0.0.1:5000", "999.1.1.1",

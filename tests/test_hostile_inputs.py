@@ -129,14 +129,8 @@ def test_derived_expressions_are_bounded_before_they_cost(text, fragment):
 
 @pytest.fixture(scope="module")
 def capture(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cap")
-    (d / "e.yaml").write_text("duration: 1\nseed: 1\ncentral: {rate: 10Mbit, delay: 5ms}\n"
-                              "flows: [{scheme: cubic}]\n")
-    r = subprocess.run([sys.executable, "-m", "ccbench", "run", str(d / "e.yaml"), "-o",
-                        str(d / "res"), "--pcap", "--no-plots", "--quiet"], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr
-    return d / "res" / "pcap"
+    from simhelp import pcap_folder
+    return pcap_folder(tmp_path_factory.mktemp("cap"), 1)
 
 
 @pytest.mark.parametrize("interval, fragment", [
