@@ -68,6 +68,10 @@ def explain(doc: dict, explanations: list[dict]) -> dict:
     return doc
 
 
+def _num(x) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
 def _fmt(s: dict, digits: int) -> str:
     if s.get("mean") is None:
         return "–"
@@ -129,7 +133,8 @@ def render(doc: dict, explanations: list[dict]) -> str:
                if c["explanation"] else "not explained yet")
         lines.append(f"- point {c['point']} ({f}), {c['metric']}: simulator "
                      f"{_fmt(c['sim'], 3)}, kernel {_fmt(c['kernel'], 3)} "
-                     f"(min {c['kernel']['min']}, max {c['kernel']['max']}) — {why}")
+                     f"(its range over the repeats {_num(c['kernel']['min'])} to "
+                     f"{_num(c['kernel']['max'])}) — {why}")
     lines += ["", END]
     return "\n".join(lines) + "\n"
 
