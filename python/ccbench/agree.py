@@ -391,8 +391,9 @@ def add_parser(sub) -> None:
     ag.add_argument("--repeats", type=int, default=3)
     ag.add_argument("--duration", type=float, default=20.0, help="seconds per run")
     ag.add_argument("--levels", help="replace factor levels, e.g. "
-                    "'scheme=reno,cubic;rate=10Mbit,100Mbit' (factors: "
-                    + ", ".join(FACTORS) + ")")
+                    "'scheme=reno,cubic,vegas;rate=10Mbit,100Mbit' (factors: "
+                    + ", ".join(FACTORS) + "; a scheme other than reno, cubic and bbr runs on "
+                    "the kernel side as the shipped BPF program of that name)")
     ag.add_argument("--backend", choices=("both", "sim", "kernel"), default="both",
                     help="run only one side; the table then uses the other side's runs "
                          "already in DIR")
