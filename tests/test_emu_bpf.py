@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 import ccbench
+from ccbench import agree
 from ccbench.backends import emu
 from ccbench.backends.emu import bpf
 from ccbench.backends.sim import NotOnSimulator
@@ -658,7 +659,8 @@ def test_doctor_names_a_kernel_that_skips_bpf_programs(tmp_path):
 
 # The simulator's CDG is FreeBSD's; these settings bring it closest to Linux tcp_cdg.c (back-off
 # to 0.7071, no loss tolerance, the exact exponential), docs/bpf-schemes.md.
-SIM_CDG_LINUX = "{name: cdg, beta_delay: 70.71, loss_tolerance: 0, prob_exact: 1}"
+# the simulator's CDG with Linux's parameters: the agreement matrix's cdg level (one definition)
+SIM_CDG_LINUX = "{" + ", ".join(f"{k}: {v}" for k, v in agree.SIM_LEVELS["cdg"].items()) + "}"
 
 
 @needs_bpf

@@ -40,11 +40,6 @@ METRICS = [("tput", "avg_tput_mbps"), ("median", "median_delay_ms"),
            ("p95", "p95_delay_ms"), ("loss", "loss_pct"), ("jain", "jain")]
 TOL = {"tput": 0.05, "median": 0.10, "p95": 0.10, "loss": 0.10, "jain": 0.05}
 LOSS_ABS = 0.1  # percentage points: loss differences below this are never marked
-#: The algorithms this kernel offers itself; any other scheme level runs on the kernel side as
-#: the shipped BPF program of that name (docs/bpf-schemes.md).
-KERNEL_OWN = ("reno", "cubic", "bbr")
-
-
 #: Simulator-side values of scheme levels whose kernel program is another variant than the
 #: simulator's default: the shipped BPF cdg is Linux's tcp_cdg, whose rules the simulator's CDG
 #: (FreeBSD's cc_cdg by default) takes with these parameters (docs/bpf-schemes.md).
@@ -60,18 +55,8 @@ def sim_level(scheme: Any) -> Any:
 
 def kernel_level(scheme: Any) -> Any:
     """The kernel side's value of a scheme level: the kernel's own algorithm, else its BPF port."""
-    return scheme if not isinstance(scheme, str) or scheme in KERNEL_OWN else {"bpf": scheme}
-
-
-def scheme_name(value: Any) -> Any:
-    """The scheme level of an index value: a BPF scheme (``{"bpf": "vegas"}``, stored as its
-    JSON) is the algorithm it implements."""
-    if isinstance(value, str) and value.startswith("{"):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return value
-    return value.get("bpf", value.get("name", value)) if isinstance(value, dict) else value
+    from .config.bpfschemes import KERNEL_CCS
+    return scheme if not isinstance(scheme, str) or scheme in KERNEL_CCS else {"bpf": scheme}
 
 
 def covering_array(levels: list[int]) -> list[tuple[int, ...]]:
@@ -203,9 +188,10 @@ def _nan(x) -> bool:
 
 def compare(sim: pl.DataFrame, kernel: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """One row per point present on both backends: sim and kernel stats and marks."""
+    from .studies.common import cc_of
     sk = FACTORS["scheme"][0]
     if sk in keys:  # the kernel side's BPF schemes are the simulator's levels
-        sim, kernel = (d.with_columns(pl.col(sk).map_elements(scheme_name, return_dtype=pl.Utf8))
+        sim, kernel = (d.with_columns(pl.col(sk).map_elements(cc_of, return_dtype=pl.Utf8))
                        for d in (sim, kernel))
     s, k = summarise(sim, keys), summarise(kernel, keys)
     j = s.join(k, on=["point"] + keys, suffix="_k", how="inner")

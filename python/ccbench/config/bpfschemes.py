@@ -20,6 +20,10 @@ from typing import Any
 from .conditions import BASE_DIR
 from .errors import Collector, show
 
+#: The congestion controls the kernel backend's Linux offers itself; every other algorithm runs
+#: there as a shipped BPF program (docs/bpf-schemes.md).
+KERNEL_CCS = ("reno", "cubic", "bbr")
+
 #: The BPF congestion controls shipped with ccbench.
 SHIPPED_DIR = Path(__file__).resolve().parents[1] / "schemes" / "bpf"
 EXAMPLE = "e.g. scheme: {bpf: vegas} (a shipped one) or scheme: {bpf: my_cc.c}"

@@ -300,8 +300,8 @@ def kernel_schemes(wanted: list[str]) -> list:
     (reno, cubic, bbr) by name, the others as the shipped BPF program (``{"bpf": name}``,
     docs/bpf-schemes.md) where one exists and this machine can build it."""
     import shutil
-    from ..config.bpfschemes import shipped
-    own = {"reno", "cubic", "bbr"}
+    from ..config.bpfschemes import KERNEL_CCS, shipped
+    own = set(KERNEL_CCS)
     bpf_ok = bool(shutil.which("clang") and shutil.which("bpftool")
                   and Path("/usr/include/bpf/bpf_helpers.h").is_file()
                   and Path("/sys/kernel/btf/vmlinux").is_file())
@@ -319,8 +319,8 @@ def cc_of(value: Any) -> Any:
             value = json.loads(value)
         except ValueError:
             return value
-    if isinstance(value, dict):
-        return str(value.get("bpf", value))
+    if isinstance(value, dict):  # a BPF scheme, or a scheme with parameters ({name: cdg, ...})
+        return str(value.get("bpf", value.get("name", value)))
     if isinstance(value, str) and value.startswith("bpf_"):
         # a shipped BPF program registers itself as bpf_<algorithm> (docs/bpf-schemes.md),
         # the name the kernel backend's per-flow tables carry
