@@ -89,6 +89,28 @@ def _source_of(mod_name: str) -> str:
     return origin
 
 
+def _parse_source(mod_name: str):
+    """(source path, its ``ast`` module) of a module or file, read without running it."""
+    import ast
+    src = _source_of(mod_name)
+    try:
+        with open(src, "rb") as fh:
+            tree = ast.parse(fh.read(), filename=src)
+    except (OSError, SyntaxError, ValueError) as e:
+        raise TargetError(f"cannot read {mod_name!r} as Python: {type(e).__name__}") from None
+    return src, tree
+
+
+def _import(mod_name: str) -> Any:
+    """Import a module or ``.py`` file (its top-level code runs), naming what failed."""
+    try:
+        return _load_file(mod_name) if mod_name.endswith(".py") else importlib.import_module(mod_name)
+    except TargetError:
+        raise
+    except Exception as e:  # import errors of user code: name them
+        raise TargetError(f"cannot import {mod_name!r}: {type(e).__name__}: {e}") from e
+
+
 def load_function(target: str) -> Any:
     """A function a parameter names (a gym policy, ``"module:function"`` or
     ``"file.py:function"``): its source must define it at top level (``def`` or a class),
@@ -98,23 +120,15 @@ def load_function(target: str) -> Any:
     if target in OBJECTS:
         return OBJECTS[target]
     mod_name, attr = _split(target)
-    src = os.path.realpath(_source_of(mod_name))
+    src, tree = _parse_source(mod_name)
     std = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}
-    if any(src.startswith(d + os.sep) for d in std):
+    if any(os.path.realpath(src).startswith(d + os.sep) for d in std):
         raise TargetError(f"{mod_name!r} is part of Python's standard library: a policy is a "
                           "function of your own module or file")
-    try:
-        with open(src, "rb") as fh:
-            tree = ast.parse(fh.read(), filename=src)
-    except (OSError, SyntaxError, ValueError) as e:
-        raise TargetError(f"cannot read {mod_name!r} as Python: {type(e).__name__}") from None
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     if "." in attr or not any(isinstance(n, kinds) and n.name == attr for n in tree.body):
         raise TargetError(f"{mod_name!r} defines no function {attr!r} at its top level")
-    try:
-        mod = _load_file(mod_name) if mod_name.endswith(".py") else importlib.import_module(mod_name)
-    except Exception as e:  # import errors of user code: name them
-        raise TargetError(f"cannot import {mod_name!r}: {type(e).__name__}: {e}") from e
+    mod = _import(mod_name)
     obj = getattr(mod, attr, None)
     if not callable(obj):
         raise TargetError(f"{target!r} is not callable")
@@ -125,12 +139,7 @@ def _class_node(target: str):
     """The ``ast.ClassDef`` a target names, read from its source without running it."""
     import ast
     mod_name, attr = _split(target)
-    src = _source_of(mod_name)
-    try:
-        with open(src, "rb") as fh:
-            tree = ast.parse(fh.read(), filename=src)
-    except (OSError, SyntaxError, ValueError) as e:
-        raise TargetError(f"cannot read {mod_name!r} as Python: {type(e).__name__}") from None
+    _, tree = _parse_source(mod_name)
     body, node = tree.body, None
     for part in attr.split("."):
         node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
@@ -182,12 +191,7 @@ def load(target: str) -> Any:
                           f"\"module:Class\" to run it in campaign workers")
     mod_name, attr = _split(target)
     _class_node(target)
-    try:
-        mod = _load_file(mod_name) if mod_name.endswith(".py") else importlib.import_module(mod_name)
-    except TargetError:
-        raise
-    except Exception as e:  # import errors of user code: name them
-        raise TargetError(f"cannot import {mod_name!r}: {type(e).__name__}: {e}") from e
+    mod = _import(mod_name)
     obj: Any = mod
     for part in attr.split("."):
         if not hasattr(obj, part):
