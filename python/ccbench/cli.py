@@ -361,11 +361,12 @@ def cmd_sweep(a) -> int:
     if a.dry_run:
         print(plan.describe(max_points=a.max_points))
         out = Path(a.output) if a.output else None
-        if out is not None and (out / "runs").is_dir():
+        if out is not None and (out / "runs").is_dir() and not plan.lazy:
             done = sum((out / "runs" / r.key / "metadata.json").is_file()
                        for r in {r.key: r for r in plan.runs}.values())
             print(f"{out}: {done} of {len({r.key for r in plan.runs})} runs already finished")
-        print("every point is valid; nothing was run (drop --dry-run to run)")
+        print(("the sampled points are valid" if plan.lazy else "every point is valid")
+              + "; nothing was run (drop --dry-run to run)")
         return 0
     if (note := plan.seed_note()) is not None:
         print(f"note: {note}", file=sys.stderr)
@@ -415,7 +416,10 @@ def cmd_validate(a) -> int:
         except api.ConfigError as e:
             print(f"{a.file}: {e}", file=sys.stderr)
             return 1
-        print(f"{a.file}: OK (a campaign: {len(plan.points)} points, {len(plan.runs)} runs; "
+        checked = (f"; planned lazily: {len({r.point.index for r in plan.sample})} points "
+                   "covering every axis value checked, the others as they run") \
+            if plan.lazy else ""
+        print(f"{a.file}: OK (a campaign: {plan.n_points} points, {plan.n_runs} runs{checked}; "
               "`ccbench sweep FILE --dry-run` lists them)")
         return 0
     try:

@@ -7,7 +7,7 @@
 The pieces, each a function with plain data on both sides:
 
     load_campaign(path) -> Campaign            spec.py: the file's sweep, checked
-    expand(campaign) -> Plan                   plan.py: points and runs, every point resolved
+    expand(campaign) -> Plan                   plan.py: points and runs, resolved (lazily when large)
     run_campaign(campaign, dir) -> CampaignResult   runner.py over executors.py and store.py
     load_index(dir) -> DataFrame               index.py: a row per run × flow
     aggregate(dir | index) -> DataFrame        aggregate.py: n, mean, median, std, CI
@@ -96,7 +96,7 @@ def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
                        progress=progress)
     if res.failures:
         import warnings
-        warnings.warn(f"{len(res.failures)} of {len(res.plan.runs)} runs failed; see "
+        warnings.warn(f"{len(res.failures)} of {res.plan.n_runs} runs failed; see "
                       f"{res.out_dir / 'failed'}", RuntimeWarning, stacklevel=2)
     return res.index
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import fcntl
+import itertools
 import json
 import math
 import multiprocessing
@@ -120,11 +121,30 @@ class Batcher:
     finished so far; single runs until the first finishes), leaving at least two batches
     per worker so the end of a campaign stays balanced."""
 
+    #: tasks read ahead of the workers: a lazily planned campaign resolves its runs as they
+    #: are read, so only this many experiments wait in memory
+    LOOKAHEAD = 512
+
     def __init__(self, tasks: Iterable[dict], workers: int, target_s: float):
-        self.queue = deque(tasks)
+        self.tasks = iter(tasks)
+        self.queue: deque = deque()  # read ahead, or put back after a broken pool
+        self.ended = False
         self.workers, self.target_s = workers, target_s
         self.n = 0
         self.t = 0.0
+
+    def _read(self, n: int) -> None:
+        while not self.ended and len(self.queue) < n:
+            t = next(self.tasks, None)
+            if t is None:
+                self.ended = True
+            else:
+                self.queue.append(t)
+
+    def waiting(self) -> bool:
+        """Whether any task is left to hand out."""
+        self._read(1)
+        return bool(self.queue)
 
     def learn(self, outcomes: list[dict]) -> None:
         for o in outcomes:
@@ -132,12 +152,15 @@ class Batcher:
             self.t += o["wall_s"]
 
     def next(self) -> list[dict]:
+        self._read(self.LOOKAHEAD)
         if not self.queue:
             return []
         size = 1
         if self.n:
             size = max(1, math.ceil(self.target_s / max(self.t / self.n, 1e-6)))
-            size = min(size, max(1, math.ceil(len(self.queue) / (2 * self.workers))))
+            size = min(size, self.LOOKAHEAD)
+            if self.ended:  # the end is in sight: leave two batches per worker
+                size = min(size, max(1, math.ceil(len(self.queue) / (2 * self.workers))))
         return [self.queue.popleft() for _ in range(min(size, len(self.queue)))]
 
 
@@ -264,7 +287,7 @@ class LocalPool:
             if not lost:
                 fill()
             if not pending:
-                if not (b.queue or suspects):
+                if not (b.waiting() or suspects):
                     return
                 self._restart()  # broke with nothing in flight: the queue is intact
                 continue
@@ -373,22 +396,29 @@ class DaskExecutor:
         """Workers that see the campaign directory (a probe file in it) write their runs
         there; the others return the files for this process to commit."""
         from dask.distributed import as_completed
-        queue = deque(tasks)
+        tasks = iter(tasks)
+        first = next(tasks, None)
+        if first is None:
+            return
         probe = None
-        if queue and queue[0].get("out"):
-            probe = Path(queue[0]["out"]).parent / f".dask-probe-{os.getpid()}-{time.time_ns()}"
+        if first.get("out"):
+            probe = Path(first["out"]).parent / f".dask-probe-{os.getpid()}-{time.time_ns()}"
             probe.write_text("")
-            for t in queue:
-                t["probe"] = str(probe)
+
+        def probed():
+            for t in itertools.chain([first], tasks):
+                if probe is not None:
+                    t["probe"] = str(probe)
+                yield t
         try:
-            yield from self._map(queue)
+            yield from self._map(probed())
         finally:
             if probe is not None:
                 probe.unlink(missing_ok=True)
 
-    def _map(self, queue: deque) -> Iterator[dict]:
+    def _map(self, tasks: Iterator[dict]) -> Iterator[dict]:
         from dask.distributed import as_completed
-        b = Batcher(queue, self.workers, self.target_s)
+        b = Batcher(tasks, self.workers, self.target_s)
         ac = as_completed()
         for _ in range(2 * self.workers):
             if batch := b.next():

@@ -71,11 +71,13 @@ class MetricsCache:
             self.dirty = False
 
 
-def build_index(plan: Plan, store, cache: MetricsCache) -> pl.DataFrame:
-    """The index of every finished run of ``plan`` (failed and missing runs are absent)."""
-    dtypes = {c: column_dtype([p.values.get(c) for p in plan.points]) for c in plan.columns}
+def build_index(runs: list, plan: Plan, store, cache: MetricsCache) -> pl.DataFrame:
+    """The index of every finished run of ``runs`` (of ``plan``; failed and missing runs are
+    absent)."""
+    points = {r.point.index: r.point for r in runs}.values()
+    dtypes = {c: column_dtype([p.values.get(c) for p in points]) for c in plan.columns}
     parts = []
-    for r in plan.runs:
+    for r in runs:
         if not store.is_done(r.key):
             continue
         m = cache.get(r.key, store.run_dir(r.key))

@@ -2,9 +2,10 @@
 record failures and go on, keep the index up to date."""
 from __future__ import annotations
 
+import itertools
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -12,7 +13,7 @@ import polars as pl
 
 from .executors import make_executor
 from .index import MetricsCache, build_index, write_index
-from .plan import Plan, expand
+from .plan import Plan, Run, expand
 from .spec import Campaign, load_campaign
 from .store import Store, utc_now
 
@@ -38,7 +39,7 @@ class CampaignResult:
         return not self.failures
 
     def summary(self) -> str:
-        n = len(self.plan.runs)
+        n = self.plan.n_runs
         lines = [f"{self.out_dir}: {n - len(self.failures)}/{n} runs finished "
                  f"({self.executed} run now, {self.skipped} already done) in "
                  f"{self.wall_s:.1f} s on {self.executor}; index: "
@@ -78,6 +79,12 @@ class Progress:
             self.bar.start()
             self.task = self.bar.add_task("runs", total=total, completed=done, failed=0)
 
+    def skip(self) -> None:
+        """A run that needs no work (already finished, or a duplicate of another)."""
+        self.done += 1
+        if self.mode == "rich":
+            self.bar.update(self.task, completed=self.done)
+
     def update(self, ok: bool, text: str) -> None:
         self.done += 1
         self.failed += 0 if ok else 1
@@ -116,36 +123,55 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
     t0 = time.perf_counter()
     with Store(out, allow_mixed_versions=allow_mixed_versions) as store:
         cache = MetricsCache(out)
-        todo, seen, skipped = [], set(), 0
-        for r in plan.runs:
-            if r.key in seen:
-                continue
-            seen.add(r.key)
-            if store.is_done(r.key):
-                skipped += 1
-            else:
-                todo.append(r)
-        by_key = {r.key: r for r in todo}
-        res = CampaignResult(index=pl.DataFrame(), plan=plan, out_dir=out, skipped=skipped)
+        res = CampaignResult(index=pl.DataFrame(), plan=plan, out_dir=out)
+        refs: list[Run] = []  # every run of the plan, without its experiment (the index)
+        seen: set = set()
+        pending: dict[str, Run] = {}  # submitted, not finished
+        lazy_failed: list[Run] = []  # a lazy plan's runs whose point does not resolve
+        dups = [0]
+
+        def todo():
+            """The runs to execute, each resolved as the executor asks for it (a lazy plan
+            keeps no experiment longer than it takes to send it)."""
+            for r in plan.iter_runs():
+                if r.key in seen:  # the same experiment and seed as another run: runs once
+                    dups[0] += 1
+                    if prog is not None:
+                        prog.skip()
+                    continue
+                seen.add(r.key)
+                refs.append(replace(r, experiment=None))
+                if r.error is not None:
+                    lazy_failed.append(refs[-1])
+                elif store.is_done(r.key):
+                    res.skipped += 1
+                    if prog is not None:
+                        prog.skip()
+                else:
+                    pending[r.key] = refs[-1]
+                    yield {"key": r.key, "experiment": r.experiment, "backend": backend,
+                           "out": str(store.run_dir(r.key)), "log": store.log_path,
+                           "source": plan.campaign.campaign_file, "plots": plots}
+
+        prog = None
+        tasks = todo()
+        first = next(tasks, None)  # is there anything to run at all?
         own = executor is None
-        if todo and own:
+        if first is not None and own:
             executor = make_executor(jobs=jobs, dask=dask, backend=backend)
-        res.executor = getattr(executor, "name", "none") if todo else "nothing to run"
-        if backend == "emu" and todo:
+        res.executor = getattr(executor, "name", "none") if first else "nothing to run"
+        if backend == "emu" and first:
             print("emulation campaign: runs are real time and run one at a time on each "
                   "machine", file=sys.stderr)
         store.begin(plan, executor=res.executor, backend=backend,
                     options={"packets": packets, "plots": plots, "jobs": jobs, "dask": dask})
-        prog = Progress(len(seen), skipped, progress) if todo else None
-        tasks = ({"key": r.key, "experiment": r.experiment, "backend": backend,
-                  "out": str(store.run_dir(r.key)), "log": store.log_path,
-                  "source": plan.campaign.campaign_file, "plots": plots} for r in todo)
+        prog = Progress(plan.n_runs, res.skipped + dups[0], progress) \
+            if first else None
+        tasks = itertools.chain([first], tasks) if first else iter(())
         last = time.monotonic()
         try:
-            seen_done: set = set()
-            for o in (executor.map(tasks) if todo else ()):
-                r = by_key[o["key"]]
-                seen_done.add(r.key)
+            for o in (executor.map(tasks) if first else ()):
+                r = pending.pop(o["key"])
                 text = f"{r.point.label} repeat {r.repeat}"
                 if o["ok"]:
                     if o.get("files") is not None:
@@ -168,14 +194,18 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
                 prog.update(o["ok"], text + ("" if o["ok"] else f": {o['error']}"))
                 if time.monotonic() - last > CHECKPOINT_S:
                     cache.save()
-                    write_index(build_index(plan, store, cache), out)
+                    write_index(build_index(refs, plan, store, cache), out)
                     last = time.monotonic()
-            missing = [k for k in by_key if k not in seen_done]
-            if missing:  # an executor that ended early: say so rather than lose them
-                for k in missing:
-                    res.failures.append({"key": k, "label": by_key[k].point.label,
-                                         "repeat": by_key[k].repeat,
-                                         "error": "not run: the executor ended early"})
+            for r in lazy_failed:
+                info = {"key": r.key, "label": r.point.label, "point": r.point.index,
+                        "repeat": r.repeat, "seed": None, "values": r.point.values,
+                        "error": r.error, "traceback": None, "host": None}
+                store.record_failure(r.key, info)
+                res.failures.append(info)
+            # an executor that ended early: say so rather than lose them
+            for k, r in pending.items():
+                res.failures.append({"key": k, "label": r.point.label, "repeat": r.repeat,
+                                     "error": "not run: the executor ended early"})
         except BaseException:
             if own and executor is not None and hasattr(executor, "abort"):
                 executor.abort()
@@ -186,12 +216,12 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
                 prog.close()
             if own and executor is not None:
                 executor.close()
-            res.index = build_index(plan, store, cache)
+            res.index = build_index(refs, plan, store, cache)
             cache.save()
             write_index(res.index, out)
             res.wall_s = time.perf_counter() - t0
             store.manifest["updated"] = utc_now()
-            store.manifest["last_session"] = {"executed": res.executed, "skipped": skipped,
+            store.manifest["last_session"] = {"executed": res.executed, "skipped": res.skipped,
                                               "failed": len(res.failures),
                                               "wall_s": round(res.wall_s, 3)}
             store.write_manifest()

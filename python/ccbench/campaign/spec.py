@@ -88,6 +88,14 @@ class Campaign:
         return [a for d in self.dims for a in d.axes]
 
     @property
+    def n_combos(self) -> int:
+        """Raw combinations of the axes and variants (before derived values and filters)."""
+        n = 1
+        for d in self.dims:
+            n *= d.n
+        return n
+
+    @property
     def has_variants(self) -> bool:
         return any(d.variants for d in self.dims)
 

@@ -187,15 +187,15 @@ class Store:
         c = plan.campaign
         m.update({"name": c.name, "campaign_file": c.campaign_file, "base_source": c.source,
                   "updated": utc_now(),
-                  "plan": {"points": len(plan.points), "repeats": c.repeats,
-                           "runs": len(plan.runs), "columns": plan.columns,
+                  "plan": {"points": plan.n_points, "repeats": c.repeats,
+                           "runs": plan.n_runs, "columns": plan.columns,
                            "seeds": c.seeds, "backend": backend,
                            "seed_note": plan.seed_note()},
                   "expect": list(getattr(c, "expect", None) or [])})
         m["sessions"].append({**self.prov, "started": utc_now(), "executor": executor,
                               "pid": os.getpid(), "host": socket.gethostname(), **options})
         self.write_manifest()
-        self.log("session", executor=executor, runs=len(plan.runs), **self.prov)
+        self.log("session", executor=executor, runs=plan.n_runs, **self.prov)
 
     def write_manifest(self) -> None:
         _atomic_write(self.root / "campaign.json",

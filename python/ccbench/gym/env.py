@@ -29,6 +29,16 @@ DEFAULT_EXPERIMENT = {
 }
 
 
+def _points_of(plan) -> list[dict]:
+    """A campaign's experiments to draw episodes from: its first repeat at every point."""
+    if plan.lazy:
+        raise ValueError(f"the campaign has {plan.n_points:,} points: episodes are drawn "
+                         "from every point, each resolved up front, which is only done for "
+                         "campaigns planned eagerly (docs/campaigns.md, \"Large campaigns\"); "
+                         "draw from fewer points (fewer axis values, where:, or repeats: 1)")
+    return [r.experiment for r in plan.runs if r.repeat == 0]
+
+
 def _resolve(experiment: Any) -> list[dict]:
     """A path (experiment or campaign file), a document, or a resolved experiment -> the
     resolved experiments episodes are drawn from (a campaign: one per point)."""
@@ -41,15 +51,13 @@ def _resolve(experiment: Any) -> list[dict]:
         with open(experiment) as fh:
             doc = yaml.safe_load(fh)
         if is_campaign(doc):
-            p = make_plan(load_campaign(experiment))
-            return [r.experiment for r in p.runs if r.repeat == 0]
+            return _points_of(make_plan(load_campaign(experiment)))
         return [config.load(experiment)]
     if isinstance(experiment, dict) and "schema" in experiment and "links" in experiment:
         return [experiment]
     if isinstance(experiment, dict):
         if is_campaign(experiment):
-            p = make_plan(parse_campaign(experiment))
-            return [r.experiment for r in p.runs if r.repeat == 0]
+            return _points_of(make_plan(parse_campaign(experiment)))
         return [config.resolve(experiment)]
     if isinstance(experiment, (list, tuple)):
         return [e for x in experiment for e in _resolve(x)]
