@@ -25,9 +25,10 @@ def _link_rates(exp: dict) -> dict[int, int | None]:
     return {int(l["id"]): l.get("rate_bps") for l in exp["links"]}
 
 
-def _bottleneck(exp: dict, flow: dict):
-    """(link id, rate_bps) of the slowest rate-limited link on the flow's data path, or None."""
-    rates = _link_rates(exp)
+def _bottleneck(exp: dict, flow: dict, rates: dict | None = None):
+    """(link id, rate_bps) of the slowest rate-limited link on the flow's data path, or None
+    (``rates``: :func:`_link_rates` of ``exp``, when the caller has it)."""
+    rates = _link_rates(exp) if rates is None else rates
     best = None
     for lid in flow.get("path", []):
         r = rates.get(int(lid))
@@ -49,6 +50,8 @@ def pantheon_summary(results, *, mode: str = "auto") -> pl.DataFrame:
     flows = sorted(exp["flows"], key=lambda f: f["id"])
     gather = gather_packets if mode == "packets" else gather_aggregate
     si = int(exp["sample_interval_ns"])
+    rates = _link_rates(exp)
+    neck = {f["id"]: _bottleneck(exp, f, rates) for f in flows}
     rows = []
     for grouping in ("per-flow", "total"):
         g = make_grouping(flows, grouping)
@@ -63,7 +66,7 @@ def pantheon_summary(results, *, mode: str = "auto") -> pl.DataFrame:
             p95 = quantiles(ci, n)[1] / 1e6 if n else None
             tput = _tput(dbytes, t and t["start_ns"], t and t["end_ns"])
             loss = (1 - dbytes / ingress) * 100 if ingress else None
-            bns = [_bottleneck(exp, f) for f in flows if f["id"] in c.flows]
+            bns = [neck[i] for i in c.flows if i in neck]
             cap = bns[0][1] if bns and bns[0] is not None and all(b == bns[0] for b in bns) else None
             rows.append({
                 "flow": "all" if grouping == "total" else str(c.flows[0]), "curve": c.label,
