@@ -161,7 +161,8 @@ def sender_figures(results, x_range):
     for col, scale, title, unit in cols:
         s = fl.select(pl.col("time_ns"), pl.col("flow"), pl.col(col).cast(pl.Float64))
         if col in ("srtt_us", "pacing_rate_bps", "delivery_rate_bps"):
-            # 0 means "no estimate yet" (before the first RTT sample), not a measurement
+            # 0 means "no estimate yet", not a measurement (srtt: in results written before
+            # it became null until the first RTT sample)
             s = s.filter(pl.col(col) > 0)
         s = s.filter(pl.col(col).is_not_null() & pl.col(col).is_not_nan())
         if not s.height or (col.startswith("cc_") and s[col].min() == s[col].max()):

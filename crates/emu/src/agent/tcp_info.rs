@@ -39,8 +39,11 @@ pub fn row(info: &[u8]) -> FlowRow {
     FlowRow {
         cwnd: u32_at(b, 80) as u32,
         ssthresh: (ssthresh < 0x7fff_ffff).then_some(ssthresh as u32),
-        srtt_us: u32_at(b, 68) as f64,
-        rttvar_us: u32_at(b, 72) as f64,
+        // tcpi_rtt is 0 until the first RTT sample (tcp_init_sock), while tcpi_rttvar then
+        // reads the initial mdev (TCP_TIMEOUT_INIT / 4): both null until a sample, as the
+        // simulator's
+        srtt_us: if u32_at(b, 68) == 0 { f64::NAN } else { u32_at(b, 68) as f64 },
+        rttvar_us: if u32_at(b, 68) == 0 { f64::NAN } else { u32_at(b, 72) as f64 },
         min_rtt_us: if min_rtt == 0xffff_ffff { f64::NAN } else { min_rtt as f64 },
         inflight: (unacked + retrans_out).saturating_sub(sacked + lost) as u32,
         delivered: u32_at(b, 192),
@@ -125,5 +128,10 @@ mod tests {
         assert_eq!(r.delivery_rate_bps, 8_000.0);
         put32(&mut info, 76, 12);
         assert_eq!(row(&info).ssthresh, Some(12));
+        // before the first RTT sample: tcpi_rtt 0 and tcpi_rttvar the initial 250 ms
+        put32(&mut info, 68, 0);
+        put32(&mut info, 72, 250_000);
+        let r = row(&info);
+        assert!(r.srtt_us.is_nan() && r.rttvar_us.is_nan());
     }
 }

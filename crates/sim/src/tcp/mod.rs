@@ -316,11 +316,12 @@ pub struct FlowSample {
     pub cwnd: u32,
     /// Slow-start threshold, packets; `u32::MAX` = infinite.
     pub ssthresh: u32,
-    /// Smoothed RTT (µs), 0 before the first sample.
+    /// Smoothed RTT (µs), NaN (a null in the table) before the first sample.
     pub srtt_us: f64,
-    /// RTT variation as tcp_info reports it (`mdev_us/4`, i.e. the smoothed mean deviation), µs.
+    /// RTT variation as tcp_info reports it (`mdev_us/4`, i.e. the smoothed mean deviation),
+    /// µs; NaN before the first sample.
     pub rttvar_us: f64,
-    /// Windowed minimum RTT (µs), 0 before the first sample.
+    /// Windowed minimum RTT (µs), NaN before the first sample.
     pub min_rtt_us: f64,
     /// Packets in flight (`tcp_packets_in_flight`).
     pub inflight: u32,

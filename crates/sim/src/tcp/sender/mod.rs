@@ -537,9 +537,10 @@ impl TcpSender {
         FlowSample {
             cwnd: self.sk.cwnd,
             ssthresh: if self.sk.ssthresh >= TCP_INFINITE_SSTHRESH { u32::MAX } else { self.sk.ssthresh },
-            srtt_us: self.srtt8 as f64 / 8.0,
-            rttvar_us: self.mdev4 as f64 / 4.0,
-            min_rtt_us: if self.sk.min_rtt_us == u32::MAX { 0.0 } else { self.sk.min_rtt_us as f64 },
+            // no RTT sample yet: null in the table, as the kernel backend's (not 0.0)
+            srtt_us: if self.srtt8 == 0 { f64::NAN } else { self.srtt8 as f64 / 8.0 },
+            rttvar_us: if self.srtt8 == 0 { f64::NAN } else { self.mdev4 as f64 / 4.0 },
+            min_rtt_us: if self.sk.min_rtt_us == u32::MAX { f64::NAN } else { self.sk.min_rtt_us as f64 },
             inflight: self.sk.packets_in_flight(),
             delivered: self.sk.delivered,
             bytes_acked: self.sk.snd_una,

@@ -84,6 +84,19 @@ fn handshake_gives_first_rtt_sample_and_rto() {
 }
 
 #[test]
+fn rtt_fields_are_unset_until_the_handshake_gives_a_sample() {
+    let mut s = TcpSender::new(&TcpConfig::default(), Box::new(Reno::new()), None);
+    s.open(0);
+    let _syn = s.poll_transmit(0).unwrap();
+    let f = s.sample(5 * MS);
+    // null in the flows table (NaN is the records layer's null), as tcp_info's before a sample
+    assert!(f.srtt_us.is_nan() && f.rttvar_us.is_nan() && f.min_rtt_us.is_nan());
+    s.on_ack(10 * MS, &AckSeg { syn: true, tsecr_ns: 0, rwnd: 1 << 30, ..Default::default() });
+    let f = s.sample(10 * MS);
+    assert_eq!((f.srtt_us, f.rttvar_us, f.min_rtt_us), (10_000.0, 5_000.0, 10_000.0));
+}
+
+#[test]
 fn rtt_estimator_follows_linux() {
     let mut s = established(&TcpConfig::default(), Box::new(Reno::new()), 100 * MS);
     // First sample 100 ms: srtt 100, mdev 200 (×4 scale: 200 ms), rttvar 200 ms ⇒ RTO 300 ms.
