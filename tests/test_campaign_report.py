@@ -165,6 +165,40 @@ def test_monotone_and_crossing_on_known_numbers():
     assert set(BASE_COLUMNS) >= {"scheme", "avg_tput_mbps"}
 
 
+def test_monotone_tolerance_is_the_largest_step_against_the_trend_allowed():
+    qs = ["1bdp", "2bdp", "4bdp"]
+    # a rises 10 -> 9.4 -> 12: one step of -0.6 against an increasing trend
+    rows = [(i, q, "a", 0, v) for i, (q, v) in enumerate(zip(qs, [10, 9.4, 12]))]
+    idx = _index(rows)
+    errs = Collector()
+    entries = cexp.parse([
+        {"metric": "throughput", "monotone": "increasing", "in": "q", "tolerance": 0.5},
+        {"metric": "throughput", "monotone": "increasing", "in": "q", "tolerance": 0.7},
+        {"metric": "throughput", "monotone": "decreasing", "in": "q", "tolerance": 2.5},
+        {"metric": "throughput", "monotone": "decreasing", "in": "q", "tolerance": 1.5}],
+        {"q": qs}, errs)
+    assert not errs, errs.errors
+    v = verdicts.evaluate(idx, entries, ["q"])
+    assert v[0].value == pytest.approx(-0.6) and not v[0].passed  # 0.6 > 0.5
+    assert v[1].passed
+    assert v[2].value == pytest.approx(2.6) and not v[2].passed  # a rise of 2.6 > 2.5
+    assert not v[3].passed and "every step <= 1.5" in v[3].bound
+
+
+def test_crossing_on_a_wide_axis_is_interpolated_on_a_log_scale():
+    qs = ["1bdp", "100bdp"]  # a 100x span (> 20x): geometric interpolation
+    rows = [(i, q, s, 0, v) for i, q in enumerate(qs)
+            for s, v in (("a", [10, 0][i]), ("b", [0, 10][i]))]
+    idx = _index(rows)
+    errs = Collector()
+    entries = cexp.parse([{"metric": "throughput", "crossing": ["a", "b"], "in": "q",
+                           "between": ["5bdp", "20bdp"]}], {"q": qs}, errs)
+    assert not errs, errs.errors
+    (v,) = verdicts.evaluate(idx, entries, ["q"])
+    # a − b goes 10 -> −10: half-way in log(q) is √(1·100) = 10 (linearly it would be 50.5)
+    assert v.value == pytest.approx(10.0) and v.passed, v.detail
+
+
 def test_crossing_ignores_a_value_derived_from_the_axis_and_another_axis():
     # bbr-vs-cubic's full scale: the queue in bytes is derived from the buffer in BDP *and* the
     # rate, so at one BDP it takes one value per rate. It must not split the series (each

@@ -148,3 +148,41 @@ def test_every_bound_decides_at_the_measured_value(ran, metric, extra):
                                                  res.experiment["flows"],
                                                  res.experiment["links"]))
         assert w.passed is ok, (metric, bound, k, x, w)
+
+
+def test_loss_counts_drops_not_packets_still_in_flight():
+    """Ten packets sent in the window: two dropped, one still in flight at the end: 20 %."""
+    import polars as pl
+    from types import SimpleNamespace
+    flows = [{"id": 0, "label": "cubic", "scheme": "cubic", "direction": "->", "group": 0,
+              "base_rtt_ns": 20_000_000, "path": [0]}]
+    links = [{"id": 0, "name": "r1->r2", "rate_bps": 10_000_000}]
+    exp = {"duration_ns": 1_000_000_000, "flows": flows, "links": links,
+           "sample_interval_ns": 10_000_000}
+    sent = [i * 1_000_000 for i in range(10)]
+    arrival = [s + 5_000_000 for s in sent[:7]] + [None, None, None]
+    drop = [None] * 7 + [sent[7] + 1_000_000, sent[8] + 1_000_000, None]
+    packets = pl.DataFrame({"flow": [0] * 10, "seq": list(range(10)), "size": [1500] * 10,
+                            "sent_ns": sent, "arrival_ns": arrival, "drop_ns": drop},
+                           schema={"flow": pl.UInt32, "seq": pl.UInt64, "size": pl.UInt32,
+                                   "sent_ns": pl.Int64, "arrival_ns": pl.Int64,
+                                   "drop_ns": pl.Int64})
+    res = SimpleNamespace(experiment=exp, packets=packets, meta={})
+    (v,) = expect.evaluate(res, expect.parse([{"metric": "loss", "max": 25}], flows, links))
+    assert v.value == pytest.approx(20.0) and v.passed
+
+
+def test_convergence_ends_with_the_last_unfair_interval():
+    """The convergence time is the end of the last 0.5-s interval whose Jain's index is below
+    the threshold, measured from the window's start."""
+    import ccbench
+    res = ccbench.run(
+        {"duration": 8, "seed": 1, "central": {"rate": "20Mbit", "delay": "10ms", "queue": 100},
+         "flows": [{"scheme": "cubic"}, {"scheme": "cubic", "start": 2}]})
+    (v,) = expect.evaluate(res, expect.parse(
+        [{"metric": "convergence", "over": "flows", "threshold": 0.9, "after": "1s", "max": 6}],
+        res.experiment["flows"], res.experiment["links"]))
+    j = ccbench.analyze(res, grouping="per-flow", interval=0.5).jain
+    bad = j.filter((j["t_s"] >= 1) & (j["jain"] < 0.9))["t_s"]
+    assert len(bad) and bad.max() + 0.5 < 8
+    assert v.value == pytest.approx(bad.max() + 0.5 - 1.0) and v.value > 1.0
