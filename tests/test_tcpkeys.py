@@ -8,7 +8,7 @@ import pytest
 
 from ccbench import _core
 from ccbench.config import ConfigError, resolve
-from ccbench.config import tcpkeys
+from ccbench.config import tcpdoc, tcpkeys
 from ccbench.config.model import DEFAULT_TCP
 from ccbench.config.profiles import PROFILES
 
@@ -88,3 +88,18 @@ def test_refused_values_name_the_key(tcp, message):
     with pytest.raises(ConfigError, match=message) as e:
         _tcp(tcp)
     assert str(e.value).startswith(f"tcp.{next(iter(tcp))}")
+
+
+def test_the_committed_page_has_the_table_the_module_renders(tmp_path):
+    """docs/experiment-file.md's tcp table is tcpdoc.render() of the table (regenerate it with
+    `python -m ccbench.config.tcpdoc`)."""
+    assert tcpdoc.check() == []
+    section = tcpdoc.render()
+    assert all(f"| `{k.name}` |" in section for k in tcpkeys.TABLE)
+    page = tmp_path / "page.md"
+    page.write_text(f"# x\n\n{tcpdoc.BEGIN}\n| stale |\n{tcpdoc.END}\n\nafter\n")
+    assert "is not what tcpkeys.py renders" in tcpdoc.check(page)[0]
+    tcpdoc.write(page)
+    assert tcpdoc.check(page) == [] and page.read_text().endswith(f"{tcpdoc.END}\n\nafter\n")
+    page.write_text("no markers")
+    assert "marker" in tcpdoc.check(page)[0]

@@ -76,6 +76,7 @@ class Fixed:
 
     kernel: Any
     shown: str
+    lead: str = "not switchable: the kernel's is "
 
     def value(self, requested: Any, tcp: dict) -> Any:
         return self.kernel(requested, tcp) if callable(self.kernel) else self.kernel
@@ -122,6 +123,11 @@ def _int(lo: int, hi: int, what: str, none_words: tuple[str, ...] = ()):
             return NONE
         return parse_int(v, p, what=what, minimum=lo, maximum=hi)
     return parse
+
+
+def is_bool(k: TcpKey) -> bool:
+    """Whether ``k`` is a boolean key."""
+    return k.parse is _bool
 
 
 def _time(what: str, positive: str | None = None, max_ns: int | None = None,
@@ -374,7 +380,8 @@ TABLE: tuple[TcpKey, ...] = (
            "window until two ACKs judge it, and a spurious timeout is answered by a "
            "rate-halving reduction to the halved ssthresh, not undone. `off`: no F-RTO",
            (Sysctl("net.ipv4.tcp_frto", SENDER, lambda v, t: "0" if v == "off" else "2"),
-            Fixed(lambda v, t: "off" if v == "off" else "rfc5682", "`rfc5682` or `off`")),
+            Fixed(lambda v, t: "off" if v == "off" else "rfc5682", "`pre-3.10` is not "
+                  "switchable: the kernel has RFC 5682's (2) or none (0)", lead="")),
            profile=True),
     TcpKey("tsq", "tsq",
            _words("tsq", _TSQ_WORDS, f"one of {', '.join(TSQ_MODES)}|write tsq: current "
@@ -480,5 +487,5 @@ def value(tcp: dict, k: TcpKey) -> Any:
 
 __all__ = ["BOTH", "BY_FIELD", "BY_NAME", "DEFAULT_TCP", "FRTO_MODES", "Fixed", "KEYS", "NONE",
            "NOT_RUST_FIELDS", "NOT_TCP_KEYS", "RECEIVER", "Route", "SENDER", "Socket", "Sysctl",
-           "TABLE", "TSQ_MODES", "TcpKey", "Via", "check_profiles", "effective", "parse_tcp",
+           "TABLE", "TSQ_MODES", "TcpKey", "Via", "check_profiles", "effective", "is_bool", "parse_tcp",
            "value"]
