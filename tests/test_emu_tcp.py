@@ -11,10 +11,9 @@ import polars as pl
 import pytest
 
 import ccbench
-from test_emu import _why_not
+from test_emu import pytestmark  # noqa: F401  (the same skip: root, /dev/net/tun, the binaries)
 from test_emu_bpf import rerun_when_flagged
 
-pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
 
 # two CUBIC groups on a 100 Mbit/s dumbbell with a 50 ms RTT; the second with its own tcp
 BODY = """duration: {duration}

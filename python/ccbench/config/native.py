@@ -9,7 +9,7 @@ from .errors import Collector, show
 from .keys import MS, SEC, Key, canon, get, take
 from .links import LINK_RESERVED, SIDE_CONDITION_KEYS, parse_central, parse_side
 from .model import GroupSpec, RunSpec
-from .tcpkeys import DEFAULT_TCP, KEYS, parse_tcp
+from .tcpkeys import DEFAULT_TCP, parse_tcp
 from .bpfschemes import is_bpf_scheme, parse_bpf_scheme
 from .pyschemes import is_python_scheme, parse_python_scheme
 from .host import default_noise, noise_model
@@ -29,8 +29,6 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
-#: The keys of ``tcp:`` (one table for both backends: tcpkeys.py)
-TCP_KEYS = KEYS
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("flows", ("count",)), Key("direction"), Key("start"),
               Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
