@@ -10,13 +10,14 @@ import pytest
 from ccbench.backends.emu import accuracy as acc
 from ccbench.backends.emu.agents import notsent_lowat, receiver_argv, sender_argv
 from ccbench.backends.emu.collect import conns_dir, conns_table, flows_table, flow_dir
-from ccbench.backends.emu.netns import host_sysctls, route_options
+from ccbench.backends.emu.tcpset import host_sysctls, kernel_switches, route_options
 
 MS = 1_000_000
 
 
 def test_route_options_carry_initcwnd_rto_min_and_quickack():
-    assert route_options({}) == "initcwnd 10"
+    # an absent key is its default, as in the simulator (resolved experiments write these)
+    assert route_options({}) == "initcwnd 10 rto_min 200ms"
     exp = {"tcp": {"init_cwnd": 4, "min_rto_ns": 200 * MS, "delayed_ack": True}}
     assert route_options(exp) == "initcwnd 4 rto_min 200ms"
     # delayed ACKs off: `quickack 1` on the route (there is no sysctl for it)
@@ -25,7 +26,7 @@ def test_route_options_carry_initcwnd_rto_min_and_quickack():
     # sub-millisecond minimum RTOs round to at least 1 ms (iproute2 takes whole ms here)
     assert "rto_min 1ms" in route_options({"tcp": {"min_rto_ns": 300_000}})
     # an old kernel's SYN-ACK window cap (a TCP profile) is the route's initrwnd
-    assert route_options({"tcp": {"init_rwnd": 4}}) == "initcwnd 10 initrwnd 4"
+    assert route_options({"tcp": {"init_rwnd": 4}}) == "initcwnd 10 initrwnd 4 rto_min 200ms"
 
 
 def test_sysctls_follow_the_tcp_block():
@@ -192,3 +193,90 @@ def test_sysctls_carry_rmem_and_moderate_rcvbuf():
     assert s["net.ipv4.tcp_rmem"] == f"4096 131072 {1 << 20}"
     assert s["net.ipv4.tcp_moderate_rcvbuf"] == "0"
     assert host_sysctls({})["net.ipv4.tcp_moderate_rcvbuf"] == "1"
+
+
+def _resolved(flows: list[dict], tcp: dict | None = None, topology: bool = False) -> dict:
+    from ccbench import config
+    doc = {"duration": 2, "tcp": tcp or {}, "flows": flows}
+    if topology:  # h1 and h2 both send to h3 through r; h3 sends back to h1
+        doc["topology"] = {"links": [{"from": h, "to": "r", "rate": "10Mbit", "delay": "5ms"}
+                                     for h in ("h1", "h2", "h3")]}
+    return config.resolve(doc)
+
+
+def test_each_group_gets_its_own_settings_on_its_own_hosts():
+    """Dumbbell: flow k runs between a<k> and b<k>; a group's tcp reaches its hosts only,
+    each setting on the end it acts on (sender, receiver or both)."""
+    from ccbench.backends.emu import tcpset
+    exp = _resolved([{"scheme": "cubic"},
+                     {"scheme": "cubic", "tcp": {"init-cwnd": 3, "slow-start-after-idle": False,
+                                                 "sack": False, "moderate-rcvbuf": False,
+                                                 "delayed-ack": False}}])
+    p = tcpset.plan(exp)
+    assert p.problems == []
+    top = host_sysctls(exp)
+    assert p.sysctls["a1"] == p.sysctls["b1"] == top
+    a2, b2 = p.sysctls["a2"], p.sysctls["b2"]
+    assert a2["net.ipv4.tcp_slow_start_after_idle"] == "0" and b2["net.ipv4.tcp_slow_start_after_idle"] == "1"
+    assert a2["net.ipv4.tcp_sack"] == b2["net.ipv4.tcp_sack"] == "0"
+    assert a2["net.ipv4.tcp_moderate_rcvbuf"] == "1" and b2["net.ipv4.tcp_moderate_rcvbuf"] == "0"
+    # the sender's route to the receiver has the initial window, the receiver's the quick ACKs
+    assert p.routes == {"a2": [("b2", "initcwnd 3 rto_min 200ms")],
+                        "b2": [("a2", "initcwnd 10 rto_min 200ms quickack 1")]}
+    meta = tcpset.metadata(exp, p)
+    assert meta["sysctls"] == top and meta["route_options"] == "initcwnd 10 rto_min 200ms"
+    assert meta["sysctls_by_host"]["a2"] == {"net.ipv4.tcp_sack": "0",
+                                             "net.ipv4.tcp_slow_start_after_idle": "0"}
+    assert meta["routes_by_host"]["a2"] == ["to b2: initcwnd 3 rto_min 200ms"]
+    # a group without tcp of its own changes nothing: the hosts get the experiment's settings
+    plain = _resolved([{"scheme": "cubic"}, {"scheme": "reno", "direction": "<-"}], {"tlp": False})
+    p = tcpset.plan(plain)
+    assert p.routes == {} and all(s == host_sysctls(plain) for s in p.sysctls.values())
+    assert set(tcpset.metadata(plain, p)) == {"sysctls", "route_options", *kernel_switches(plain)}
+
+
+def test_the_groups_profile_and_socket_options_follow_the_group():
+    from ccbench.backends.emu import tcpset
+    exp = _resolved([{"scheme": "cubic", "tcp": {"profile": "linux-2.6.36", "pacing": "fq"}},
+                     {"scheme": "cubic"}])
+    p = tcpset.plan(exp)
+    assert p.sysctls["a1"]["net.ipv4.tcp_early_retrans"] == "0"  # no TLP before 3.10
+    assert p.sysctls["a2"]["net.ipv4.tcp_early_retrans"] == "3"
+    assert p.routes["a1"] == [("b1", "initcwnd 3 rto_min 200ms")]
+    assert p.routes["b1"] == [("a1", "initcwnd 10 initrwnd 4 rto_min 200ms")]
+    a = [sender_argv(Path("a"), exp, f, "d", 0, "r", Path("/w")) for f in exp["flows"]]
+    assert "--pacing" in a[0] and "--pacing" not in a[1]
+    # what the kernel cannot switch is recorded for the group (the top level's as before)
+    gs = tcpset.group_switches(exp)
+    assert gs["0"]["initial_rto_ns"] == {"requested": 3 * 10**9, "kernel": 10**9, "applied": False}
+    assert "1" not in gs and kernel_switches(exp)["initial_rto_ns"]["applied"] is True
+
+
+def test_groups_sharing_a_namespace_or_a_route_with_other_values_are_refused():
+    from ccbench.backends.emu import tcpset
+    from ccbench.backends.emu.doctor import EmuUnavailable, preflight
+    # h1 -> h3 and h2 -> h3: one receiver namespace, two receive buffers
+    exp = _resolved([{"scheme": "cubic", "src": "h1", "dst": "h3"},
+                     {"scheme": "cubic", "src": "h2", "dst": "h3",
+                      "tcp": {"rmem": [4096, 131072, "8MiB"]}}], topology=True)
+    (msg,) = tcpset.plan(exp).problems
+    assert msg.startswith("tcp.rmem (with tcp.rwnd): ") and "net.ipv4.tcp_rmem in host h3's namespace" in msg
+    assert "flow 0" in msg and "flow 1" in msg and "Fix: give these groups hosts of their own" in msg
+    with pytest.raises(EmuUnavailable, match="tcp.rmem"):
+        preflight(exp)
+    # a sender-side setting on two senders is fine, and so is a receiver-side one on two receivers
+    ok = _resolved([{"scheme": "cubic", "src": "h1", "dst": "h3"},
+                    {"scheme": "cubic", "src": "h2", "dst": "h3", "tcp": {"init-cwnd": 3, "tlp": False}}],
+                   topology=True)
+    assert tcpset.plan(ok).problems == []
+    # two flows between the same hosts share the route that carries the initial window
+    same = _resolved([{"scheme": "cubic", "src": "h1", "dst": "h3"},
+                      {"scheme": "cubic", "src": "h1", "dst": "h3", "tcp": {"init-cwnd": 3}}],
+                     topology=True)
+    (msg,) = tcpset.plan(same).problems
+    assert msg.startswith("tcp.init-cwnd: ") and "initcwnd of host h1's route to h3" in msg
+    # ... but not the sysctls of the other end
+    assert "h3" not in tcpset.plan(_resolved(
+        [{"scheme": "cubic", "src": "h1", "dst": "h3"},
+         {"scheme": "cubic", "src": "h1", "dst": "h3", "tcp": {"wmem": [4096, 16384, "8MiB"]}}],
+        topology=True)).problems[0].split("(")[0]

@@ -9,7 +9,7 @@ import pytest
 
 import ccbench
 from ccbench import config
-from ccbench.backends.emu.netns import host_sysctls, kernel_switches
+from ccbench.backends.emu.tcpset import host_sysctls, kernel_switches
 from ccbench.config import ConfigError
 
 

@@ -208,11 +208,22 @@ fn table_schemas(py: Python<'_>) -> PyResult<PyObject> {
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
 
+/// `TcpConfig::default()` as a dict of its fields (the Rust names, which are the resolved
+/// experiment's `tcp` keys): the defaults the table of endpoint settings
+/// (ccbench.config.tcpkeys) is checked against.
+#[pyfunction]
+fn tcp_defaults(py: Python<'_>) -> PyResult<PyObject> {
+    let text = serde_json::to_string(&sim::tcp::TcpConfig::default())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_defaults, m)?)?;
     pycc::register(m)?;
     stepper::register(m)?;
     m.add_class::<scan::PcapScanner>()?;

@@ -14,18 +14,13 @@ from typing import Any
 
 from .units import QueueLimit
 from .host import default_noise
+from .tcpkeys import DEFAULT_TCP
 
 SCHEMA_VERSION = 1
 #: IP packet = mss + 52 bytes (20 IP + 20 TCP + 12 timestamp option).
 HEADER_BYTES = 52
 
 DEFAULT_QUEUE = QueueLimit(packets=1000, text=1000)
-#: ``rwnd_bytes`` (a fixed window), ``rmem``, ``wmem`` and ``moderate_rcvbuf`` are written only
-#: when given: the simulator's default is Linux's autotuned receive window (tcp_rmem 4096 131072
-#: 32MiB) and send buffer (tcp_wmem 4096 16384 4MiB).
-DEFAULT_TCP = {"init_cwnd": 10, "delayed_ack": True, "sack": True,
-               "min_rto_ns": 200_000_000, "initial_rto_ns": 1_000_000_000,
-               "rtt_granularity_ns": 0, "delayed_ack_timeout_ns": 40_000_000}
 #: ``LinkSpec.rate_b_bps`` when both directions run at ``rate_bps``.
 SAME_RATE = "same"
 

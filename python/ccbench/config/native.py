@@ -8,8 +8,8 @@ from .commands import is_command_scheme, parse_command_scheme
 from .errors import Collector, show
 from .keys import MS, SEC, Key, canon, get, take
 from .links import LINK_RESERVED, SIDE_CONDITION_KEYS, parse_central, parse_side
-from .model import DEFAULT_TCP, GroupSpec, RunSpec
-from .profiles import PROFILES, profile_values
+from .model import GroupSpec, RunSpec
+from .tcpkeys import DEFAULT_TCP, parse_tcp
 from .bpfschemes import is_bpf_scheme, parse_bpf_scheme
 from .pyschemes import is_python_scheme, parse_python_scheme
 from .host import default_noise, noise_model
@@ -29,15 +29,6 @@ TOP_RESERVED: dict[str, str] = {}  # `expect:` is parsed by ccbench.expect (api.
 #: Keys of a campaign file (docs/campaigns.md): run such a file with `ccbench sweep`.
 CAMPAIGN_KEYS = ("sweep", "repeats", "repeat", "base", "overrides")
 HOST_KEYS = [Key("noise")]
-#: F-RTO generations (`tcp: {frto: …}`; sim/src/tcp/sender/undo.rs)
-FRTO_MODES = ("rfc5682", "pre-3.10", "off")
-#: TCP Small Queues generations (`tcp: {tsq: …}`) and their `tcp_limit_output_bytes` default
-TSQ_MODES = {"off": None, "3.6": 131072, "3.12": 131072, "current": 4 << 20}
-TCP_KEYS = [Key("rwnd"), Key("rmem"), Key("wmem"), Key("moderate-rcvbuf"), Key("adv-win-scale"), Key("init-rwnd"), Key("drs"), Key("cc-generation"), Key("count-acks"), Key("push-ack"), Key("init-cwnd"), Key("delayed-ack"), Key("sack"), Key("min-rto"),
-            Key("initial-rto"), Key("rtt-granularity"), Key("delayed-ack-timeout"),
-            Key("slow-start-after-idle"), Key("tlp"), Key("rack"), Key("prr"), Key("early-retransmit"), Key("sack-compression"), Key("profile"),
-            Key("pacing"), Key("min-tso-segs"), Key("undo"), Key("frto"),
-            Key("tsq"), Key("limit-output-bytes")]
 GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key("flows", ("count",)), Key("direction"), Key("start"),
               Key("stop", ("end",)), Key("bytes"), Key("name", ("label",)),
@@ -56,234 +47,11 @@ DIRECTIONS = {"->": "->", "right": "->", "rightward": "->",
               "<-": "<-", "left": "<-", "leftward": "<-"}
 
 
-def _parse_mem(entry, errs: Collector, mss: int, key: str, example: str) -> list[int] | None:
-    """``rmem``/``wmem: [min, default, max]`` as Linux's tcp_rmem/tcp_wmem (sizes, or the
-    sysctl's text), min ≤ default ≤ max."""
-    value, path = entry
-    fix = f"write {key}: [min, default, max], e.g. {example} (Linux's tcp_{key})"
-    if isinstance(value, str):
-        value = value.split()
-    if not isinstance(value, (list, tuple)) or len(value) != 3:
-        errs.error(path, f"{key} {show(value)} is not three sizes", fix, value)
-        return None
-    out = []
-    for i, v in enumerate(value):
-        n = errs.guard(parse_payload_size, v, path + (i,), mss=mss, what="a buffer size",
-                       default=None)
-        if n is None:
-            return None
-        out.append(n)
-    if not out[0] <= out[1] <= out[2]:
-        errs.error(path, f"{key} {show(value)} is not min ≤ default ≤ max", fix, value)
-        return None
-    return out
-
-
-def _parse_rmem(entry, errs: Collector, mss: int) -> list[int] | None:
-    """``rmem``: its default must hold a segment's window (half the buffer is window)."""
-    out = _parse_mem(entry, errs, mss, "rmem", "[4096, 131072, 32MiB]")
-    if out is not None and out[1] < 2 * mss:
-        errs.error(entry[1], f"rmem default {out[1]} bytes holds less than one segment's window "
-                   f"(half the buffer is window)", f"use at least {2 * mss * 2} bytes; Linux: "
-                   "131072", entry[0])
-        return None
-    return out
-
-
-def _parse_wmem(entry, errs: Collector, mss: int) -> list[int] | None:
-    """``wmem``: its max must hold two segments' skbs (Linux's SOCK_MIN_SNDBUF, about
-    2 × (MSS + 832 bytes of skb head))."""
-    out = _parse_mem(entry, errs, mss, "wmem", "[4096, 16384, 4MiB]")
-    if out is not None and out[2] < 2 * (mss + 832):
-        errs.error(entry[1], f"wmem max {out[2]} bytes holds less than two segments "
-                   f"(each costs its payload and an 832-byte skb head)",
-                   f"use at least {2 * (mss + 832)} bytes; Linux: 4194304", entry[0])
-        return None
-    return out
-
-
-def _parse_generation(entry, errs: Collector) -> int | None:
-    """``cc-generation``: a Linux release ("3.10", "2.6.36") as major·10000 + minor·100 +
-    patch, or ``current`` (0)."""
-    value, path = entry
-    if isinstance(value, float):
-        errs.error(path, f"cc-generation {show(value)} is a number, not a release",
-                   f'quote the release, e.g. "{value}0" or "2.6.36": YAML reads 3.10 as 3.1', value)
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 10000 <= value < 1000000):
-        return value
-    text = str(value).strip().lower()
-    if text in ("current", "none"):
-        return 0
-    parts = text.removeprefix("linux-").split(".")
-    if not isinstance(value, bool) and 2 <= len(parts) <= 3 and all(p.isdigit() for p in parts) \
-            and all(int(p) < 100 for p in parts):
-        nums = [int(p) for p in parts] + [0]
-        return nums[0] * 10000 + nums[1] * 100 + nums[2]
-    errs.error(path, f"cc-generation {show(value)} is not a Linux release",
-               'write a release such as "3.10" or "2.6.36" (quoted), or current', value)
-    return None
-
-
 def _parse_tcp(d, errs: Collector, mss: int, base: dict | None = None) -> dict:
     """The ``tcp`` mapping of ``d`` (top level or a flow group) over ``base`` (defaults)."""
-    tcp = dict(DEFAULT_TCP if base is None else base)
     if "tcp" not in d:
-        return tcp
-    value, path = d["tcp"]
-    t = take(value, path, TCP_KEYS, errs)
-    if t is None:
-        return tcp
-    if "profile" in t:
-        # a Linux stack generation (profiles.py): its values first, the keys beside it win
-        pv, ppath = t["profile"]
-        vals = profile_values(pv)
-        if vals is None:
-            errs.error(ppath, f"unknown TCP profile {show(pv)}",
-                       "known profiles: " + ", ".join(PROFILES), pv)
-        else:
-            tcp.update(vals)
-            tcp["profile"] = str(pv).strip().lower()
-    if "rwnd" in t:
-        # a fixed window: no receive-buffer autotuning (written only when given)
-        tcp["rwnd_bytes"] = get(t, "rwnd", parse_payload_size, errs, None, mss=mss,
-                                what="a window size")
-    if "rmem" in t:
-        rmem = _parse_rmem(t["rmem"], errs, mss)
-        if rmem is not None:
-            tcp["rmem"] = rmem
-    if "wmem" in t:
-        wmem = _parse_wmem(t["wmem"], errs, mss)
-        if wmem is not None:
-            tcp["wmem"] = wmem
-    if "moderate-rcvbuf" in t:
-        tcp["moderate_rcvbuf"] = get(t, "moderate-rcvbuf", parse_bool, errs, True)
-    # receive-buffer generations (set by the old profiles; written only when given)
-    if "adv-win-scale" in t:
-        av = t["adv-win-scale"][0]
-        if isinstance(av, str) and av.strip().lower() in ("none", "scaling-ratio"):
-            tcp.pop("adv_win_scale", None)
-        else:
-            aws = get(t, "adv-win-scale", parse_int, errs, None, what="tcp_adv_win_scale",
-                      minimum=-31, maximum=31)
-            if aws is not None:
-                tcp["adv_win_scale"] = aws
-    if "init-rwnd" in t:
-        iv = t["init-rwnd"][0]
-        if isinstance(iv, str) and iv.strip().lower() == "none":
-            tcp.pop("init_rwnd", None)
-        else:
-            n = get(t, "init-rwnd", parse_int, errs, None, what="a number of segments",
-                    minimum=1, maximum=65535)
-            if n is not None:
-                tcp["init_rwnd"] = n
-    if "cc-generation" in t:
-        g = _parse_generation(t["cc-generation"], errs)
-        if g == 0:
-            tcp.pop("cc_generation", None)
-        elif g is not None:
-            tcp["cc_generation"] = g
-    if "count-acks" in t:
-        tcp["count_acks"] = get(t, "count-acks", parse_bool, errs, False)
-    if "push-ack" in t:
-        tcp["push_ack"] = get(t, "push-ack", parse_bool, errs, True)
-    if "drs" in t:
-        dv, dpath = t["drs"]
-        if isinstance(dv, str) and dv.strip().lower() in ("legacy", "current"):
-            tcp["legacy_drs"] = dv.strip().lower() == "legacy"
-        else:
-            errs.error(dpath, f"drs {show(dv)} is not legacy or current",
-                       "write drs: legacy (receive-buffer autotuning before Linux 4.2) or "
-                       "drs: current", dv)
-    tcp["init_cwnd"] = get(t, "init-cwnd", parse_int, errs, tcp["init_cwnd"],
-                           what="a number of packets", minimum=1, maximum=2**31)
-    tcp["delayed_ack"] = get(t, "delayed-ack", parse_bool, errs, tcp["delayed_ack"])
-    tcp["sack"] = get(t, "sack", parse_bool, errs, tcp["sack"])
-    tcp["min_rto_ns"] = get(t, "min-rto", parse_time, errs, tcp["min_rto_ns"], bare_ns=MS,
-                            what="a timeout")
-    tcp["initial_rto_ns"] = get(t, "initial-rto", parse_time, errs, tcp["initial_rto_ns"],
-                                bare_ns=MS, what="a timeout")
-    if "initial-rto" in t and tcp["initial_rto_ns"] == 0:
-        errs.error(t["initial-rto"][1], "initial RTO must be > 0", "e.g. 1s",
-                   t["initial-rto"][0])
-    tcp["rtt_granularity_ns"] = get(t, "rtt-granularity", parse_time, errs,
-                                    tcp["rtt_granularity_ns"], bare_ns=MS,
-                                    what="an RTT granularity")
-    tcp["delayed_ack_timeout_ns"] = get(t, "delayed-ack-timeout", parse_time, errs,
-                                        tcp["delayed_ack_timeout_ns"], bare_ns=MS,
-                                        what="a timeout")
-    if "delayed-ack-timeout" in t and tcp["delayed_ack_timeout_ns"] > 10 * 1000 * MS:
-        errs.error(t["delayed-ack-timeout"][1], "delayed-ack-timeout above 10 s",
-                   "Linux delays an ACK by 40-200 ms (TCP_DELACK_MIN/MAX), FreeBSD 100 ms; "
-                   "to ACK every segment write delayed-ack: false", t["delayed-ack-timeout"][0])
-    if "delayed-ack-timeout" in t and tcp["delayed_ack_timeout_ns"] == 0:
-        errs.error(t["delayed-ack-timeout"][1], "delayed-ack-timeout must be > 0",
-                   "e.g. 40ms (Linux) or 100ms (FreeBSD); to ACK every segment write "
-                   "delayed-ack: false", t["delayed-ack-timeout"][0])
-    if "slow-start-after-idle" in t:
-        # written only when given: the simulator's default (on, as Linux) then applies, and
-        # resolved experiments that do not use it stay byte-identical
-        tcp["slow_start_after_idle"] = get(t, "slow-start-after-idle", parse_bool, errs, True)
-    # written only when given (or set by a profile), like slow-start-after-idle
-    if "tlp" in t:
-        tcp["tlp"] = get(t, "tlp", parse_bool, errs, True)
-    if "rack" in t:
-        tcp["rack"] = get(t, "rack", parse_bool, errs, True)
-    if "prr" in t:
-        tcp["prr"] = get(t, "prr", parse_bool, errs, True)
-    if "early-retransmit" in t:
-        tcp["early_retransmit"] = get(t, "early-retransmit", parse_bool, errs, True)
-    if "sack-compression" in t:
-        tcp["sack_compression"] = get(t, "sack-compression", parse_bool, errs, True)
-    if "min-tso-segs" in t:
-        # net.ipv4.tcp_min_tso_segs (default 2); written only when given
-        tcp["min_tso_segs"] = get(t, "min-tso-segs", parse_int, errs, 2,
-                                  what="a number of segments", minimum=1, maximum=255)
-    if "undo" in t:
-        # undo of spurious reductions (D-SACK, timestamps, F-RTO); written only when given
-        tcp["undo"] = get(t, "undo", parse_bool, errs, True)
-    if "frto" in t:
-        fv, fpath = t["frto"]
-        key = str(fv).strip().lower() if isinstance(fv, (str, int)) else None
-        key = {"0": "off", "false": "off", "none": "off", "2": "rfc5682", "rfc-5682": "rfc5682",
-               "pre3.10": "pre-3.10", "legacy": "pre-3.10"}.get(key, key)
-        if key in FRTO_MODES:
-            tcp["frto"] = key
-        else:
-            errs.error(fpath, f"frto {show(fv)} is not one of {', '.join(FRTO_MODES)}",
-                       "write frto: rfc5682 (Linux since 3.10, the default), frto: pre-3.10 "
-                       "(2.6.22-3.9: a spurious timeout is halved, not undone) or frto: off", fv)
-    if "tsq" in t:
-        # TCP Small Queues on the sender's first link; written only when given (off by default)
-        qv, qpath = t["tsq"]
-        key = str(qv).strip().lower() if isinstance(qv, (str, int, float, bool)) else None
-        key = {"false": "off", "none": "off", "true": "current", "on": "current",
-               "3.12.0": "3.12", "3.6.0": "3.6", "linux": "current"}.get(key, key)
-        if key in TSQ_MODES:
-            tcp["tsq"] = key
-            if TSQ_MODES[key] is not None and "limit-output-bytes" not in t:
-                tcp["limit_output_bytes"] = TSQ_MODES[key]
-        else:
-            errs.error(qpath, f"tsq {show(qv)} is not one of {', '.join(TSQ_MODES)}",
-                       "write tsq: current (today's TCP Small Queues), tsq: 3.12 (the dynamic "
-                       "limit of 3.12-4.x), tsq: 3.6 (a fixed 128 KiB) or tsq: off (the default)",
-                       qv)
-    if "limit-output-bytes" in t:
-        # net.ipv4.tcp_limit_output_bytes, TSQ's cap
-        tcp["limit_output_bytes"] = get(t, "limit-output-bytes", parse_payload_size, errs,
-                                        4 << 20, mss=mss, what="a size")
-    if "pacing" in t:
-        # fq: the sender paces at Linux's default rate (tcp_update_pacing_rate: 200 % of
-        # cwnd/srtt in slow start, 120 % after) whatever its CC, as with the fq qdisc;
-        # written only when given, like slow-start-after-idle
-        pv, ppath = t["pacing"]
-        if isinstance(pv, str) and pv.strip().lower() in ("fq", "none", "off"):
-            tcp["pacing_default"] = pv.strip().lower() == "fq"
-        else:
-            errs.error(ppath, f"pacing {show(pv)} is not fq or none",
-                       "write pacing: fq (pace every flow as the fq qdisc does) or pacing: none "
-                       "(only CCs that ask for it are paced, the default)", pv)
-    return tcp
+        return dict(DEFAULT_TCP if base is None else base)
+    return parse_tcp(*d["tcp"], errs, mss, base)
 
 
 def _parse_scheme(g: dict, path: tuple, errs: Collector

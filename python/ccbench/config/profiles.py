@@ -47,6 +47,9 @@ autotuning of 3.13, and the older forms of the congestion controls other than CU
 the ACK counting of `tcp_slow_start` and `tcp_cong_avoid_ai` they share).
 docs/simulator.md measures what TSQ would change on the linux-evolution study's path. docs/experiment-file.md lists the profiles; HZ = 1000 is assumed for the
 jiffy-resolution kernels (write `rtt-granularity: 4ms` for HZ = 250).
+
+A profile may set only the resolved keys that the table of `tcp:` keys (tcpkeys.py) marks
+`profile=True`; tcpkeys checks these profiles against it when it is imported.
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ pub const HDR_BYTES: u32 = 52;
 pub const SYN_BYTES: u32 = 60;
 
 /// F-RTO generation (`net.ipv4.tcp_frto` = 2 in every one; sender/undo.rs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub enum Frto {
     /// No F-RTO (`tcp_frto` = 0): every RTO is a conventional timeout recovery.
     #[serde(rename = "off")]
@@ -43,7 +43,7 @@ pub enum Frto {
 /// TCP Small Queues generation (sender/output.rs `tsq_check`): how much of a sender's data may
 /// sit in its host's link (qdisc and device) before it stops and waits for a transmission to
 /// complete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub enum Tsq {
     /// No limit: everything the windows allow goes into the host's link at once.
     #[serde(rename = "off")]
@@ -63,7 +63,9 @@ pub enum Tsq {
 }
 
 /// Endpoint configuration (Linux defaults: include/net/tcp.h, Documentation/networking/ip-sysctl.rst).
-#[derive(Clone, Debug, serde::Deserialize)]
+/// Its `Default` is the authority for the defaults of the experiment file's `tcp:` keys
+/// (serialised for Python by `ccbench._core.tcp_defaults()`; python/ccbench/config/tcpkeys.py).
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
 #[serde(default)]
 pub struct TcpConfig {
     /// Payload bytes per segment (1448 at MTU 1500 with timestamps).

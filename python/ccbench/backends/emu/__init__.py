@@ -17,7 +17,9 @@ See docs/emulation.md.
 Modules, one concern each:
 
 * `common`: names, addresses, binaries, `EmuError`;
-* `netns`: entering namespaces, TUN devices, offloads, sysctls and route options;
+* `netns`: entering namespaces, TUN devices, offloads, writing sysctls;
+* `tcpset`: the experiment's `tcp` settings per host (sysctls, routes, socket options), from
+  the table of ccbench.config.tcpkeys;
 * `doctor`: can this machine run it (`ccbench doctor`, the preflight of every run);
 * `agents`: the flow agents' command lines; `commands`: command schemes (real programs);
 * `run`: one run (`Emulation`, `emulate`); `cleanup`: finding and removing what runs leave;

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...config.tcpkeys import effective
 from .collect import conns_dir, flow_dir
+from .tcpset import socket_args
 from .common import AGENT_NICE, PORT_BASE
 
 
@@ -64,8 +66,7 @@ def sender_argv(agent: Path, exp: dict, f: dict, dst_addr: str, t0: int, run_id:
     if f.get("python"):  # a periodic controller (control.py): reports out, commands in
         from .control import agent_interval_args
         args += agent_interval_args(f["python"], dict(f.get("params") or {}))
-    if (f.get("tcp") or exp.get("tcp") or {}).get("pacing_default"):
-        args += ["--pacing", "fq"]  # tcp: {pacing: fq}: TCP's internal pacing
+    args += socket_args(effective(exp, f))  # e.g. tcp: {pacing: fq}: TCP's internal pacing
     if f.get("app_rate_bps"):
         args += ["--app-rate", str(int(f["app_rate_bps"])), "--mss", str(int(exp.get("mss", 1448)))]
     if f.get("onoff"):

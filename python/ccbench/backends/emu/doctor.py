@@ -215,6 +215,9 @@ def preflight(experiment: dict) -> list[Check]:
                 f"flow {f['id']} ({f.get('label', '')}) sets parameters {f['params']} of {f['scheme']}: "
                 "kernel algorithms take module-wide parameters (/sys/module/tcp_*/parameters), not "
                 "per-flow ones. Fix: remove params for --backend emu")
+    # flow groups whose own tcp settings would need two values in one namespace or route
+    from .tcpset import plan
+    problems += plan(experiment).problems
     if problems:
         raise EmuUnavailable("the emulation backend cannot run this experiment:\n  - "
                              + "\n  - ".join(dict.fromkeys(problems)))

@@ -24,8 +24,8 @@ from .doctor import preflight
 from .live import PROGRESS_NS, FlowRates, parse_progress
 from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
     binary, host_addr, run_cmd
-from .netns import host_sysctls, in_netns, kernel_switches, offloads_off, open_tun, route_options, setns, \
-    write_sysctl
+from .netns import in_netns, offloads_off, open_tun, setns, write_sysctl
+from . import tcpset
 
 
 class _Terminated(KeyboardInterrupt):
@@ -91,7 +91,7 @@ class Emulation(CommandFlows):
         self.engine_cpu = cpus[-1] if len(cpus) >= 2 else None
         self.app_cpus = cpus[:-1] if len(cpus) >= 2 else cpus
         self.offloads: dict = {}
-        self.sysctls: dict = {}
+        self.tcp_plan = tcpset.HostPlan()
         self.agent_flows = [f for f in experiment["flows"] if not f.get("command")]
         self.cmd_flows = [dict(f) for f in experiment["flows"] if f.get("command")]
         self.cmd_procs: list[dict] = []
@@ -101,15 +101,18 @@ class Emulation(CommandFlows):
 
     # -- set-up --------------------------------------------------------------------------------
     def setup_hosts(self) -> None:
-        self.sysctls = host_sysctls(self.exp)
-        route = route_options(self.exp)
+        # each host's sysctls and routes for the flows it sends and receives (tcpset.py)
+        self.tcp_plan = tcpset.plan(self.exp)
+        if self.tcp_plan.problems:
+            raise EmuError("; ".join(self.tcp_plan.problems))
+        route = tcpset.route_options(self.exp)
         rps_mask = format(sum(1 << c for c in self.app_cpus), "x") if self.engine_cpu is not None else None
         for h in self.hosts:
             ns = self.ns[h]
             run_cmd(["ip", "netns", "add", ns])
             self.created_ns.append(ns)
             with in_netns(ns):
-                for k, v in self.sysctls.items():
+                for k, v in self.tcp_plan.sysctls[h].items():
                     write_sysctl(k, v)
                 self.tun_fds[h] = open_tun(TUN_NAME)
                 self.offloads[h] = offloads_off(TUN_NAME)
@@ -119,6 +122,9 @@ class Emulation(CommandFlows):
                 f"link set {TUN_NAME} mtu 1500 txqueuelen 10000 up",
                 f"addr add {a}/32 dev {TUN_NAME}",
                 f"route add {NET}.0.0/16 dev {TUN_NAME} src {a} {route}",
+                # a peer whose flows need other route options than the network's
+                *(f"route add {self.addr[p]}/32 dev {TUN_NAME} src {a} {opts}"
+                  for p, opts in self.tcp_plan.routes.get(h, [])),
             ]) + "\n")
             if rps_mask:
                 # RPS: the receive work of packets the engine writes runs on the application CPUs
@@ -383,9 +389,7 @@ class Emulation(CommandFlows):
             "cpu_usage": usage,
             "steal_frac": usage.get("cpu", {}).get("steal"),
             "offloads": self.offloads,
-            "sysctls": self.sysctls,
-            "route_options": route_options(self.exp),
-            **kernel_switches(self.exp),
+            **tcpset.metadata(self.exp, self.tcp_plan),
             "agents": agents,
             **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj", "repairs")} for e in self.bpf_entries]}
                if self.bpf_entries else {}),
