@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,9 @@ class Matrix:
     design: str = "pairs"          # "pairs" (covering array) or "full"
     repeats: int = 3
     duration: float = 20.0
+    #: `tcp:` settings for the simulator side only (a model switch to try against the same
+    #: kernel runs, e.g. {"tso-defer": True}); the kernel side is the kernel's own
+    sim_tcp: dict = field(default_factory=dict)
 
     def points(self) -> list[dict[str, Any]]:
         names = list(self.factors)
@@ -119,8 +122,9 @@ class Matrix:
         derive = {"central.delay": "unit(rtt_ms / 2, 'ms')",
                   "central.queue.type": "aqm",
                   "central.queue.limit": "unit(queue_bdp, 'bdp')"}
+        tcp = {} if kernel or not self.sim_tcp else {"tcp": dict(self.sim_tcp)}
         return {
-            "duration": self.duration, "seed": 1,
+            "duration": self.duration, "seed": 1, **tcp,
             "central": {"rate": "100Mbit", "delay": "5ms",
                         "queue": {"type": "droptail", "limit": "1bdp"}},
             "flows": [{"scheme": "cubic", "flows": 1, "left-delay": "0ms",
@@ -349,6 +353,7 @@ def run_agree(out_dir: str | Path, matrix: Matrix, *, backends=("sim", "kernel")
     doc = {"format": 1, "ccbench": __version__, "commit": prov.get("git_commit"),
            "design": matrix.design, "repeats": matrix.repeats, "duration_s": matrix.duration,
            "factors": matrix.factors, "points": len(matrix.points()),
+           "sim_tcp": matrix.sim_tcp,
            "tolerance": TOL, "loss_abs_pp": LOSS_ABS,
            "kernel_sessions": json.loads(sess.read_text()) if sess.is_file() else [],
            "kernel_runs_flagged": flagged_runs(out / "kernel"),
@@ -394,8 +399,26 @@ def add_parser(sub) -> None:
                     help="kernel runs the emulator flags inaccurate are set aside "
                          "(DIR/kernel-flagged) and run again, up to N times (default 2; 0: "
                          "keep them)")
+    ag.add_argument("--sim-tcp", metavar="KEY=VALUE[,...]",
+                    help="tcp: settings for the simulator side only, e.g. 'tso-defer=true' "
+                         "(try a model switch against the kernel runs already in DIR with "
+                         "--backend sim; its runs are new, the kernel's are kept)")
     ag.add_argument("--allow-mixed-versions", action="store_true")
     ag.set_defaults(fn=cmd_agree)
+
+
+def parse_sim_tcp(spec: str | None) -> dict:
+    """``KEY=VALUE,...`` (YAML scalars) -> a ``tcp:`` mapping; checked by the config layer."""
+    import yaml
+    out: dict = {}
+    for part in (spec or "").split(","):
+        if not part.strip():
+            continue
+        k, eq, v = part.partition("=")
+        if not eq or not k.strip():
+            raise ValueError(f"--sim-tcp: {part!r} is not KEY=VALUE (e.g. tso-defer=true)")
+        out[k.strip()] = yaml.safe_load(v)
+    return out
 
 
 def cmd_agree(a) -> int:
@@ -406,7 +429,8 @@ def cmd_agree(a) -> int:
         print(f"wrote {publish(Path(a.output), Path(a.publish))} and "
               f"{Path(a.publish) / 'agreement.json'}")
         return 0
-    m = Matrix(parse_levels(a.levels), design=a.design, repeats=a.repeats, duration=a.duration)
+    m = Matrix(parse_levels(a.levels), design=a.design, repeats=a.repeats, duration=a.duration,
+               sim_tcp=parse_sim_tcp(a.sim_tcp))
     pts = m.points()
     names = list(m.factors)
     if a.dry_run:

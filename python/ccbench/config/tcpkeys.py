@@ -418,6 +418,15 @@ TABLE: tuple[TcpKey, ...] = (
            "(fidelity.md), point 0). The simulator uses it only in the send buffer's skb "
            "accounting; its sender does not form multi-segment sends",
            (Sysctl("net.ipv4.tcp_min_tso_segs", SENDER, lambda v, t: str(int(v))),)),
+    TcpKey("tso-defer", "tso_defer", _bool, False, "bool",
+           "`false`: every ACK that opens the window sends. `true` models Linux's "
+           "`tcp_tso_should_defer` (TSO's Nagle test) for unpaced senders: a send the windows "
+           "allow that is smaller than an autosized skb and a third of the window waits for "
+           "the next ACK when that is due within min(srtt/2, 1 ms) and something left in the "
+           "last millisecond, so an ACK-clocked sender releases bursts about 1 ms apart, as "
+           "the kernel's does ([fidelity.md](fidelity.md), \"Burst release\"); opt-in until "
+           "the agreement matrix says it helps everywhere",
+           (Fixed(True, "`true` (no switch)"),)),
 )
 BY_FIELD = {k.field: k for k in TABLE}
 BY_NAME = {k.name: k for k in TABLE}

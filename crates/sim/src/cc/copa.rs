@@ -238,6 +238,14 @@ impl CongestionControl for Copa {
         true
     }
 
+    /// genericCC sends each packet as its window and pacing allow: a burst released by TSO
+    /// deferral would fill the queue Copa reads as "nearly empty" and keep it in competitive
+    /// mode (alone at 20 Mbit/s × 44.6 ms: default mode 0 % of the time with deferral, 76 %
+    /// without).
+    fn tso_defer(&self) -> bool {
+        false
+    }
+
     fn cwnd_event(&mut self, sk: &mut Sock, ev: CaEvent) {
         if ev == CaEvent::Loss {
             // RTO: start again from the core's Loss-state window.

@@ -361,6 +361,14 @@ pub trait CongestionControl: Send {
     fn needs_ecn(&self) -> bool {
         false
     }
+    /// ccbench: the sender may hold small sends for the next ACK as Linux's TCP does
+    /// (`tcp_tso_should_defer`, tcp/sender/defer.rs; `tcp: {tso-defer: …}`). False for an
+    /// algorithm whose reference implementation sends each packet when its window or pacing
+    /// allows (Copa's user-space genericCC over UDP): its model would otherwise change with
+    /// the host stack it was never run on.
+    fn tso_defer(&self) -> bool {
+        true
+    }
     /// ccbench: the endpoint must use non-SACK (NewReno, RFC 6582) recovery for this flow, as if
     /// SACK were not negotiated (the `newreno` scheme). The engine turns SACK off at both ends.
     fn needs_non_sack_recovery(&self) -> bool {

@@ -284,8 +284,9 @@ fn newreno_multiple_losses_one_retransmission_per_partial_ack() {
 
 #[test]
 fn newreno_holds_recovery_until_ack_above_high_seq() {
-    // Unit check of the non-SACK path on hand-built dupACKs.
-    let cfg = TcpConfig { sack: false, tlp: false, delayed_ack: false, ..Default::default() };
+    // Unit check of the non-SACK path on hand-built dupACKs (1 ns apart: TSO deferral, which
+    // would hold the second limited-transmit segment for the next ACK, is off).
+    let cfg = TcpConfig { sack: false, tlp: false, delayed_ack: false, tso_defer: false, ..Default::default() };
     let mut s = established(&cfg, "reno", 100 * MS, false);
     let t = 100 * MS;
     assert_eq!(send_all(&mut s, t).len(), 10); // 0..9

@@ -144,6 +144,13 @@ pub struct TcpConfig {
     /// (Linux's default 2). The simulator uses it for the send buffer's skb accounting only:
     /// its sender does not form multi-segment sends.
     pub min_tso_segs: u32,
+    /// `tcp_tso_should_defer` (TSO's Nagle test, John Heffner's): with multi-segment skbs the
+    /// sender holds back a send the windows allow when it is smaller than an autosized skb and
+    /// a third of the window, the next ACK is due within min(srtt/2, 1 ms), and something was
+    /// sent in the last millisecond; the next ACK then sends more at once. Linux has no switch
+    /// for it; here it is opt-in (default false: every ACK that opens the window sends) until
+    /// the agreement matrix shows it helps everywhere (sender/defer.rs, docs/fidelity.md).
+    pub tso_defer: bool,
     /// Undo of spurious reductions (`tcp_try_undo_recovery`, `_partial`, `_dsack`, `_loss`): the
     /// reduction is reverted when D-SACKs show every retransmission of the episode was needless
     /// or a timestamp echo shows the original arrived (Eifel detection, RFC 3522). Every Linux
@@ -200,6 +207,7 @@ impl Default for TcpConfig {
             prr: true,
             sack_compression: true,
             min_tso_segs: 2,
+            tso_defer: false,
             undo: true,
             frto: Frto::Rfc5682,
             tsq: Tsq::Off,

@@ -65,6 +65,7 @@ use super::{FlowSample, TcpConfig};
 use crate::cc::{CongestionControl, Minmax, PacingStatus, RateSample, Sock, TCP_INFINITE_SSTHRESH};
 
 mod ack;
+mod defer;
 mod output;
 mod rack;
 mod rate;
@@ -239,6 +240,8 @@ pub struct TcpSender {
     sent_skbs: u64,
     /// Segments in the last sent skb (u64::MAX: none; the next segment starts one).
     skb_segs: u64,
+    /// Where the write queue's head skb began (its size goal bounds it; defer.rs).
+    wq_head_start: u64,
     /// `max_window`: the largest window the peer has offered (bounds the skb size goal).
     max_window: u64,
 
@@ -371,6 +374,7 @@ impl TcpSender {
             tail_room: false,
             sent_skbs: 0,
             skb_segs: u64::MAX,
+            wq_head_start: 0,
             max_window: 0,
             syn_pending: false,
             syn_sent_ns: 0,

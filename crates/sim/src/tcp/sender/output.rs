@@ -100,8 +100,15 @@ impl TcpSender {
                 return Some(self.retransmit(i, true));
             }
         }
-        // tcp_write_xmit: new data within cwnd and the receive window.
+        // tcp_write_xmit: new data within cwnd and the receive window, unless TSO's Nagle
+        // test holds it for the next ACK (asked as each write-queue skb comes up).
         if new_data {
+            if self.burst_new == 0 || self.at_wq_skb_start() {
+                if let Some(d) = self.tso_should_defer() {
+                    self.end_burst_deferred(d.cwnd_limited);
+                    return None;
+                }
+            }
             if self.tsq_check(false) {
                 return self.tsq_stop();
             }
@@ -323,7 +330,13 @@ impl TcpSender {
     /// marking is not done here: Linux checks only when the application writes,
     /// `tcp_sendmsg_locked` — see `app_write` and sndbuf.rs.)
     pub(super) fn end_burst(&mut self) {
-        let is_cwnd_limited = self.sk.packets_in_flight() >= self.sk.cwnd;
+        self.end_burst_deferred(false);
+    }
+
+    /// `end_burst` of a round that stopped at a deferral: `cwnd_limited` is the deferral's
+    /// `is_cwnd_limited` (the window, not the sender, held the data back).
+    pub(super) fn end_burst_deferred(&mut self, cwnd_limited: bool) {
+        let is_cwnd_limited = cwnd_limited || self.sk.packets_in_flight() >= self.sk.cwnd;
         if self.burst_sent > 0 || is_cwnd_limited {
             self.cwnd_validate(is_cwnd_limited);
         }

@@ -65,7 +65,7 @@ impl TcpSender {
 
     /// Segments per sent skb: `tcp_tso_autosize` (pacing rate >> `sk_pacing_shift` 10, plus the
     /// low-RTT bonus), at least `tcp_min_tso_segs` (`TcpConfig::min_tso_segs`), at most one GSO skb.
-    fn autosize_segs(&self) -> u64 {
+    pub(super) fn autosize_segs(&self) -> u64 {
         let mss = self.cfg.mss as u64;
         let mut bytes = (self.sk.pacing_rate_bps / 8.0) as u64 >> 10;
         let r = if self.sk.min_rtt_us == u32::MAX { u32::MAX } else { self.sk.min_rtt_us >> TSO_RTT_LOG };
@@ -116,7 +116,7 @@ impl TcpSender {
 
     /// `tcp_xmit_size_goal`: payload of a new skb on the write queue (whole MSS, at most GSO's
     /// 64 KB and half the largest window the peer offered).
-    fn size_goal(&self) -> u64 {
+    pub(super) fn size_goal(&self) -> u64 {
         let mss = self.cfg.mss as u64;
         let half_wnd = if self.max_window > 0 { (self.max_window / 2).max(mss) } else { GSO_MAX_BYTES };
         (GSO_MAX_BYTES.min(half_wnd) / mss).max(1) * mss
