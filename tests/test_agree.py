@@ -214,3 +214,15 @@ def test_the_published_matrix_page_is_what_its_data_renders():
     assert doc["repeats"] >= 5 and doc["duration_s"] >= 30 and doc["design"] == "pairs"
     assert {"vegas", "cdg"} <= set(doc["factors"]["scheme"]) and "1Gbit" in doc["factors"]["rate"]
     assert all(not s["still_flagged"] for s in doc["kernel_sessions"])
+
+
+def test_sim_tcp_settings_reach_the_simulator_side_only():
+    from ccbench.agree import Matrix, parse_sim_tcp
+    assert parse_sim_tcp("tso-defer=true, init-cwnd=3") == {"tso-defer": True, "init-cwnd": 3}
+    assert parse_sim_tcp(None) == {}
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_sim_tcp("tso-defer")
+    m = Matrix({"scheme": ["reno"], "rate": ["10Mbit"]}, sim_tcp={"tso-defer": True})
+    assert m.campaign()["tcp"] == {"tso-defer": True}
+    assert "tcp" not in m.campaign(kernel=True)
+    assert "tcp" not in Matrix({"scheme": ["reno"]}).campaign()

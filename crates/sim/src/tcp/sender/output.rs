@@ -103,7 +103,7 @@ impl TcpSender {
         // tcp_write_xmit: new data within cwnd and the receive window, unless TSO's Nagle
         // test holds it for the next ACK (asked as each write-queue skb comes up).
         if new_data {
-            if self.burst_new == 0 || self.at_wq_skb_start() {
+            if self.cfg.tso_defer && (self.burst_new == 0 || self.at_wq_skb_start()) {
                 if let Some(d) = self.tso_should_defer() {
                     self.end_burst_deferred(d.cwnd_limited);
                     return None;
