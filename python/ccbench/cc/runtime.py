@@ -52,7 +52,15 @@ def _load_file(path: str) -> Any:
     spec = importlib.util.spec_from_file_location(f"ccbench_userscheme_{digest}", full)
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     sys.modules[spec.name] = mod  # type: ignore[union-attr]
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    # as for a script, the file's own directory is on the path while it loads (its imports of
+    # neighbouring modules; cc/sources.py hashes those too)
+    here = os.path.dirname(full)
+    sys.path.insert(0, here)
+    try:
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    finally:
+        if here in sys.path:
+            sys.path.remove(here)
     _FILE_MODULES[full] = mod
     return mod
 
@@ -87,6 +95,14 @@ def _source_of(mod_name: str) -> str:
         raise TargetError(f"{mod_name!r} is not a Python source module: a scheme is a class "
                           "in a .py file or a module of one")
     return origin
+
+
+def source_file(target: str) -> str | None:
+    """The source file a ``"module:Class"`` / ``"file.py:Class"`` target lives in, found
+    without importing anything; None for an object registered through the Python API."""
+    if target in OBJECTS or target.startswith("object:"):
+        return None
+    return _source_of(_split(target)[0])
 
 
 def _parse_source(mod_name: str):

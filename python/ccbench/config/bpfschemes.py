@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..cc import sources
 from .conditions import BASE_DIR
 from .errors import Collector, show
 
@@ -95,8 +96,10 @@ def parse_bpf_scheme(value: dict, spath: tuple, errs: Collector) -> tuple[str | 
                    "struct tcp_congestion_ops with .name = \"...\" (at most 15 characters)",
                    "see python/ccbench/schemes/bpf/vegas.c for the form", value.get("bpf"))
         return name, None
-    # a .o's name is read from the kernel once it is registered
-    return name or cc or Path(path).stem, {"path": path, "cc": cc}
+    # a .o's name is read from the kernel once it is registered; sha256: the program's files
+    # (and compiler), so that editing them changes the run's key (cc/sources.py)
+    return name or cc or Path(path).stem, {"path": path, "cc": cc,
+                                          "sha256": sources.c_digest(path, [str(SHIPPED_DIR)])}
 
 
 __all__ = ["is_bpf_scheme", "parse_bpf_scheme", "shipped", "SHIPPED_DIR", "cc_name_of_source"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from ..cc import runtime, sources
 from .errors import ConfigError, ConfigErrors, show
 from .model import SCHEMA_VERSION, GroupSpec, RunSpec, bdp_packets
 from .queues import apply_aqm
@@ -50,6 +51,13 @@ def flow_groups(groups: list[GroupSpec]) -> list[tuple[int, GroupSpec]]:
     return [(gi, g) for gi, g in enumerate(sort_groups(groups)) for _ in range(g.count)]
 
 
+def _source_identity(target: str) -> dict:
+    """``{"source_sha256": …}`` of a Python scheme's files (cc/sources.py), so that editing them
+    changes the run's key; nothing for an object given through the Python API."""
+    f = runtime.source_file(target)
+    return {} if f is None else {"source_sha256": sources.python_digest(f)}
+
+
 def flow_entry(i: int, gi: int, g: GroupSpec, where: str, direction: str, src: str, dst: str,
                path: list[int], rev: list[int], links: list[DirectedLink],
                route: list[str] | None = None) -> dict:
@@ -65,7 +73,7 @@ def flow_entry(i: int, gi: int, g: GroupSpec, where: str, direction: str, src: s
         **({"route": route} if route is not None else {}),
         "ecn": g.ecn, "tcp": dict(g.tcp) if g.tcp is not None else None,
         **({"command": dict(g.command)} if g.command else {}),
-        **({"python": g.python} if g.python else {}),
+        **({"python": g.python, **_source_identity(g.python)} if g.python else {}),
         **({"kernel_cc": g.kernel_cc} if g.kernel_cc else {}),
         **({"bpf": dict(g.bpf)} if g.bpf else {}),
         **g.workload,
