@@ -7,7 +7,7 @@ STAMPS  := $(CURDIR)/.stamps
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: demo test build setup rust-test py-test browser tshark bpf bench campaigns studies studies-reduced clean-results
+.PHONY: demo test build wheel setup rust-test py-test browser tshark bpf bench campaigns studies studies-reduced clean-results
 
 demo: build
 	$(PY) -m ccbench run examples/quickstart.yaml -o results/quickstart
@@ -26,6 +26,15 @@ $(STAMPS)/deps: requirements.txt
 build: setup
 	$(VENV)/bin/maturin develop --release --quiet
 	cargo build --release --quiet -p ccbench-emu -p ccbench-pcap
+
+# A wheel for `pip install` into any venv (Python >= 3.10): the simulator core, and the kernel
+# backend's two binaries inside the package (ccbench/bin). Written to dist/.
+wheel: setup
+	cargo build --release --quiet -p ccbench-emu
+	mkdir -p python/ccbench/bin
+	cp target/release/ccbench-emu target/release/ccbench-agent python/ccbench/bin/
+	$(VENV)/bin/maturin build --release --quiet -o dist; status=$$?; \
+	  rm -rf python/ccbench/bin; exit $$status
 
 rust-test:
 	cargo test --release --workspace --exclude ccbench-py

@@ -513,9 +513,25 @@ def _add_pcap_parsers(sub) -> None:
     i.set_defaults(fn=cmd_import)
 
 
+class _Version(argparse.Action):
+    """``--version``: ccbench's version, the compiled core's, and the git commit of a checkout
+    (with "modified" when its tracked files have changes); computed only when asked."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .campaign.store import provenance
+        pv = provenance()
+        commit = pv["git_commit"]
+        where = (f", commit {commit[:12]}{' (modified)' if pv['git_dirty'] else ''}"
+                 if commit else ", installed package")
+        print(f"ccbench {pv['ccbench_version']} (simulator core {pv['core_version']}{where})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ccbench", description="Congestion-control experiments: "
                                 "simulate, measure, plot.")
+    p.add_argument("--version", action=_Version, nargs=0,
+                   help="print the package, simulator core and git commit, and exit")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="run an experiment file; write results and report.html, check its expectations")

@@ -27,14 +27,20 @@ class EmuError(RuntimeError):
     pass
 
 
+#: Where a wheel built by `make wheel` carries the two binaries (inside the package).
+PACKAGE_BIN = Path(__file__).resolve().parents[2] / "bin"
+
+
 def binary(name: str) -> Path | None:
     """Where the engine ("engine") or agent ("agent") binary is: $CCBENCH_EMU_BIN, then the
-    repository's target/release (what `make build` produces), then target/debug, then PATH."""
+    repository's target/release (what `make build` produces), then target/debug, then the
+    installed package's bin/ (a wheel from `make wheel`), then PATH."""
     exe = BIN_NAMES[name]
     cands = []
     if os.environ.get(BIN_ENV):
         cands.append(Path(os.environ[BIN_ENV]) / exe)
-    cands += [REPO / "target" / "release" / exe, REPO / "target" / "debug" / exe]
+    cands += [REPO / "target" / "release" / exe, REPO / "target" / "debug" / exe,
+              PACKAGE_BIN / exe]
     for c in cands:
         if c.is_file() and os.access(c, os.X_OK):
             return c
