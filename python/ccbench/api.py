@@ -27,6 +27,7 @@ from . import config as _config
 from . import interrupt  # noqa: F401  (the CLI's Ctrl-C/SIGTERM handling, ccbench.interrupt)
 from .config.errors import ConfigError, ConfigErrors
 from .results import Results, load
+from .results.export import ExportError, export_tables  # noqa: F401  (the CLI's door)
 from .results.writer import write_results
 from .capture.export import DEFAULT_SNAPLEN as PCAP_SNAPLEN
 
@@ -138,6 +139,23 @@ def _git_commit() -> str | None:
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def version_text() -> str:
+    """``ccbench --version``: the package, the compiled core and, in a git checkout, the
+    commit (with "modified" when tracked files have changes)."""
+    from . import _core
+    commit = _git_commit()
+    where = ", installed package"
+    if commit:
+        try:
+            st = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                cwd=Path(__file__).parent, capture_output=True, text=True,
+                                timeout=5).stdout
+        except (OSError, subprocess.SubprocessError):
+            st = ""
+        where = f", commit {commit[:12]}{' (modified)' if st.strip() else ''}"
+    return f"ccbench {__version__} (simulator core {getattr(_core, '__version__', '?')}{where})"
 
 
 def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,

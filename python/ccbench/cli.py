@@ -468,6 +468,18 @@ def cmd_export(a) -> int:
     return 0
 
 
+def cmd_export_tables(a) -> int:
+    from . import api
+    try:
+        files = api.export_tables(a.dir, a.fmt, a.output, a.table)
+    except api.ExportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for f in files:
+        print(f"wrote {f}")
+    return 0
+
+
 def cmd_import(a) -> int:
     from . import api
     res = api.import_pcap(a.inputs, a.output, mapping=a.mapping, coco=a.coco,
@@ -482,7 +494,7 @@ def cmd_import(a) -> int:
 
 def _add_pcap_parsers(sub) -> None:
     from . import api
-    ex = sub.add_parser("export", help="export a run's packets: `ccbench export pcap RESULTS`")
+    ex = sub.add_parser("export", help="export a run: `ccbench export pcap|csv|parquet DIR`")
     exs = ex.add_subparsers(dest="what", required=True)
     e = exs.add_parser("pcap", help="pcapng per capture point (hosts, both sides of each "
                        "bottleneck) of a simulated run (simulated again with the capture on)")
@@ -492,6 +504,17 @@ def _add_pcap_parsers(sub) -> None:
                    help=f"bytes kept per packet (default {api.PCAP_SNAPLEN}; 0 = whole packets)")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(fn=cmd_export)
+    for fmt in ("csv", "parquet"):
+        t = exs.add_parser(fmt, help=f"a run's tables (or a campaign's index) as {fmt.upper()} "
+                           "files", description=f"Write the tables of a results directory "
+                           "(packets, flows, queues, intervals, delay_hist, flowstats, conns) or "
+                           f"a campaign directory's index as {fmt.upper()} files, streaming "
+                           "from their Parquet files.")
+        t.add_argument("dir", help="results or campaign directory")
+        t.add_argument("-o", "--output", help=f"output directory (default DIR/export-{fmt})")
+        t.add_argument("--table", action="append", metavar="NAME",
+                       help="only this table (repeatable; default: every table)")
+        t.set_defaults(fn=cmd_export_tables, fmt=fmt)
 
     im = sub.add_parser("import", help="import testbed captures: `ccbench import pcap DIR|FILES`")
     ims = im.add_subparsers(dest="what", required=True)
@@ -518,12 +541,8 @@ class _Version(argparse.Action):
     (with "modified" when its tracked files have changes); computed only when asked."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from .campaign.store import provenance
-        pv = provenance()
-        commit = pv["git_commit"]
-        where = (f", commit {commit[:12]}{' (modified)' if pv['git_dirty'] else ''}"
-                 if commit else ", installed package")
-        print(f"ccbench {pv['ccbench_version']} (simulator core {pv['core_version']}{where})")
+        from . import api
+        print(api.version_text())
         parser.exit()
 
 

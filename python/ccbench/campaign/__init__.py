@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from .aggregate import aggregate, stats_text, t_quantile
+from .dataset import campaign_dataset
 from .index import load_index
 from .plan import Plan, PlanErrors, derive_seed, expand, run_key
 from .runner import CampaignResult, run_campaign
@@ -101,6 +102,6 @@ def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
     return res.index
 
 
-__all__ = ["check", "is_campaign_dir", "report", "Campaign", "CampaignDirError", "CampaignError", "CampaignResult", "Plan", "PlanErrors", "aggregate",
+__all__ = ["campaign_dataset", "check", "is_campaign_dir", "report", "Campaign", "CampaignDirError", "CampaignError", "CampaignResult", "Plan", "PlanErrors", "aggregate",
            "derive_seed", "expand", "is_campaign", "is_campaign_file", "load_campaign",
            "load_index", "parse_campaign", "plan", "plot", "run_campaign", "run_key", "stats_text", "sweep", "t_quantile"]

@@ -82,6 +82,14 @@ class Results:
     def experiment(self) -> dict:
         return self.meta["experiment"]
 
+    def to_pandas(self, name: str):
+        """Table ``name`` as a pandas DataFrame (needs pandas and pyarrow); None when the run
+        has no such table."""
+        if name not in TABLES:
+            raise ValueError(f"unknown table {name!r}; tables: {', '.join(TABLES)}")
+        t = self._get(name)
+        return None if t is None else t.to_pandas()
+
     def __repr__(self) -> str:
         return f"Results({str(self.path)!r}, tables={[t for t in TABLES if self.has(t)]})"
 
