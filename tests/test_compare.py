@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from ccbench import api
-from ccbench.analysis.compare import compare
+from ccbench import api, cli
+from ccbench.analysis.compare import CompareError, compare
 from simhelp import experiment, run
 
 
@@ -38,6 +38,41 @@ def test_table_reports_both_runs_and_relative_differences(two, tmp_path):
 def test_runs_of_different_experiments_are_refused(two, tmp_path):
     deep, _ = two
     other = run(tmp_path, experiment([{"scheme": "reno", "flows": 1, "direction": "->"}],
-                                     duration=1, packets=False))
-    with pytest.raises(ValueError, match="different flows"):
+                                     duration=4, packets=False))
+    # two flows against one: the dumbbell itself differs (side links)
+    with pytest.raises(CompareError, match="topology: links a1->r1"):
         compare(deep, other)
+    with pytest.raises(ValueError, match="different flows"):
+        compare(deep, other, allow_different=True)
+
+
+def test_a_different_duration_is_refused_unless_allowed_and_every_difference_is_named(two, tmp_path):
+    deep, shallow = two
+    c = compare(deep, shallow)
+    assert any("queue 1000 (A)" in d and "queue 20 (B)" in d for d in c.differences)
+    assert "differences:" in api.comparison_text(c) and not c.warnings
+    short = run(tmp_path, experiment([{"scheme": "cubic", "flows": 2, "direction": "->"}],
+                                     duration=2, queue=1000, packets=False), "short")
+    with pytest.raises(CompareError, match=r"duration: 4 s \(A\) vs 2 s \(B\)"):
+        compare(deep, short)
+    c = compare(deep, short, allow_different=True)
+    assert "duration: 4 s (A) vs 2 s (B)" in c.differences
+    assert cli.main(["compare", str(deep.path), str(short.path), "-o", str(tmp_path / "x")]) == 2
+    assert cli.main(["compare", str(deep.path), str(short.path), "-o", str(tmp_path / "x"),
+                     "--allow-different"]) == 0
+    assert "duration: 4 s (A) vs 2 s (B)" in (tmp_path / "x" / "report.html").read_text()
+
+
+def test_an_inaccurate_emulated_run_is_flagged_in_the_comparison(two, tmp_path):
+    import json
+    import shutil
+    deep, shallow = two
+    fake = tmp_path / "kern"
+    shutil.copytree(shallow.path, fake)
+    meta = json.loads((fake / "metadata.json").read_text())
+    meta["emu"] = {"accurate": False, "inaccurate_reasons": ["release error p99.9 3.4 ms"]}
+    (fake / "metadata.json").write_text(json.dumps(meta))
+    c = compare(deep, fake)
+    assert len(c.warnings) == 1 and "INACCURATE" in c.warnings[0] and "3.4 ms" in c.warnings[0]
+    assert "WARNING: B (kern) is an emulated run" in api.comparison_text(c)
+    assert api.summary_text(fake).startswith("INACCURATE emulated run (release error p99.9")

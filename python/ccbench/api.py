@@ -338,11 +338,14 @@ def run_both(experiment: dict | str | Path, out_dir: str | Path | None = None, *
     return c
 
 
-def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 0.5):
+def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 0.5, *,
+            allow_different: bool = False):
     """Two runs of the same experiment side by side: a `Comparison` whose `.table` holds per-flow
-    and total throughput, delay and loss of A and B and their differences in % of A."""
+    and total throughput, delay and loss of A and B and their differences in % of A, with
+    `.differences` (set-up) and `.warnings` (an inaccurate emulated run). Runs of different
+    durations or links raise `analysis.compare.CompareError` unless `allow_different`."""
     from .analysis.compare import compare as _compare
-    return _compare(a, b, interval=interval)
+    return _compare(a, b, interval=interval, allow_different=allow_different)
 
 
 def comparison_text(c) -> str:
@@ -435,7 +438,11 @@ def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
 
     w = max([len("curve")] + [len(str(r["curve"])) for r in rows])
     head = f"{'curve':<{w}}  {'tput Mbit/s':>11}  {'mean ms':>8}  {'p95 ms':>8}  {'loss %':>7}"
-    lines = [head, "-" * len(head)]
+    emu = results.meta.get("emu") or {}
+    lines = [] if emu.get("accurate", True) else [
+        "INACCURATE emulated run (" + ("; ".join(emu.get("inaccurate_reasons") or []) or "?")
+        + "): the numbers below may be the machine's"]
+    lines += [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{str(r['curve']):<{w}}  {f(r['avg_tput_mbps']):>11}  {f(r['mean_delay_ms']):>8}  "
                      f"{f(r['p95_delay_ms']):>8}  {f(r['loss_pct'], '.3f'):>7}")

@@ -246,8 +246,15 @@ def cmd_stats(a) -> int:
 
 def cmd_compare(a) -> int:
     from . import api
-    c = api.compare(a.dir_a, a.dir_b, interval=a.interval)
+    try:
+        c = api.compare(a.dir_a, a.dir_b, interval=a.interval,
+                        allow_different=a.allow_different)
+    except ValueError as e:  # CompareError, or flows that do not match
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(api.comparison_text(c))
+    for w in c.warnings:
+        print(f"warning: {w}", file=sys.stderr)
     out = a.output or str(a.dir_a.rstrip("/")) + "-vs-" + a.dir_b.rstrip("/").split("/")[-1]
     files = api.write_comparison(c, out, interval=a.interval, fmt=a.format)
     print(f"wrote {len(files) - 1} files to {out}; report: {files[-1]}")
@@ -629,6 +636,9 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("-i", "--interval", type=float, default=0.5)
     cp.add_argument("-o", "--output", help="output directory (default DIR_A-vs-<DIR_B name>)")
     cp.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
+    cp.add_argument("--allow-different", action="store_true",
+                    help="compare runs of different durations or topologies anyway (the "
+                         "differences are printed above the table); refused by default")
     cp.set_defaults(fn=cmd_compare)
 
     sc = sub.add_parser("schemes", help="list the congestion-control algorithms, their sources "

@@ -29,17 +29,88 @@ class Comparison:
     jain: tuple[float | None, float | None]
     a_intervals: pl.DataFrame
     b_intervals: pl.DataFrame
+    #: what differs between the two runs' set-ups ("duration: 30 s (A) vs 5 s (B)", ...)
+    differences: tuple[str, ...] = ()
+    #: what makes a number doubtful: an emulated run its emulator flagged inaccurate
+    warnings: tuple[str, ...] = ()
+
+
+class CompareError(ValueError):
+    """Two runs that should not be compared as they are (the message says why and how)."""
+
+
+def _link_text(ln: dict) -> str:
+    rate = ln.get("rate_bps")
+    q = ln.get("queue") or {}
+    return (f"{ln.get('name', ln.get('id'))}: {'unlimited' if not rate else f'{rate / 1e6:g} Mbit/s'}"
+            f", {ln.get('delay_ns', 0) / 1e6:g} ms, queue {q.get('packets', q.get('bytes', '?'))}")
+
+
+def differences(a: Results, b: Results) -> tuple[list[str], list[str]]:
+    """(set-up differences that make the numbers incomparable — duration, the topology's
+    links —, other differences — backend, seed, link rates, delays and queues, schemes, TCP
+    settings, host noise), as text lines."""
+    ea, eb = a.experiment, b.experiment
+    hard, soft = [], []
+    if ea.get("duration_ns") != eb.get("duration_ns"):
+        hard.append(f"duration: {ea.get('duration_ns', 0) / 1e9:g} s (A) vs "
+                    f"{eb.get('duration_ns', 0) / 1e9:g} s (B)")
+    na = [x.get("name", x.get("id")) for x in ea.get("links", [])]
+    nb = [x.get("name", x.get("id")) for x in eb.get("links", [])]
+    if na != nb:
+        hard.append(f"topology: links {', '.join(map(str, na))} (A) vs "
+                    f"{', '.join(map(str, nb))} (B)")
+    else:  # the same graph: its links' rates, delays and queues are parameters
+        la = [_link_text(x) for x in ea.get("links", [])]
+        lb = [_link_text(x) for x in eb.get("links", [])]
+        soft += [f"link {x} (A) vs {y} (B)" for x, y in zip(la, lb) if x != y]
+    if a.meta.get("backend") != b.meta.get("backend"):
+        soft.append(f"backend: {a.meta.get('backend')} (A) vs {b.meta.get('backend')} (B)")
+    if ea.get("seed") != eb.get("seed"):
+        soft.append(f"seed: {ea.get('seed')} (A) vs {eb.get('seed')} (B)")
+    for fa, fb in zip(ea.get("flows", []), eb.get("flows", [])):
+        for k in ("scheme", "params", "tcp", "start_ns", "stop_ns", "bytes"):
+            if fa.get(k) != fb.get(k):
+                soft.append(f"flow {fa['id'] + 1} {k}: {fa.get(k)} (A) vs {fb.get(k)} (B)")
+    if ea.get("tcp") != eb.get("tcp"):
+        keys = sorted(set(ea.get("tcp") or {}) | set(eb.get("tcp") or {}))
+        soft += [f"tcp {k}: {(ea.get('tcp') or {}).get(k)} (A) vs {(eb.get('tcp') or {}).get(k)} (B)"
+                 for k in keys if (ea.get("tcp") or {}).get(k) != (eb.get("tcp") or {}).get(k)]
+    if (a.meta.get("backend") == b.meta.get("backend") == "sim"
+            and ea.get("host_noise") != eb.get("host_noise")):
+        soft.append("host timing noise differs")
+    return hard, soft
+
+
+def accuracy_warnings(res: Results, which: str) -> list[str]:
+    """A line for an emulated run its emulator flagged inaccurate (docs/emulation.md)."""
+    emu = res.meta.get("emu") or {}
+    if emu.get("accurate", True):
+        return []
+    why = "; ".join(emu.get("inaccurate_reasons") or []) or "see its metadata"
+    return [f"{which} ({res.path.name}) is an emulated run the emulator flagged INACCURATE "
+            f"({why}): a difference may be the machine's, not the stack's; run it again on a "
+            "quiet machine"]
 
 
 def _name(res: Results) -> str:
     return f"{res.meta.get('backend', '?')}:{res.path.name}"
 
 
-def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 0.5) -> Comparison:
+def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 0.5, *,
+            allow_different: bool = False) -> Comparison:
     """Per-flow and total metrics of two runs with the same flows (A and B, results or
-    directories) at aggregation interval ``interval`` s; Δ % = (B − A) / |A|."""
+    directories) at aggregation interval ``interval`` s; Δ % = (B − A) / |A|. Runs of
+    different durations or topologies are refused (CompareError) unless ``allow_different``; the
+    comparison lists every set-up difference and flags an inaccurate emulated run."""
     a = a if isinstance(a, Results) else load(a)
     b = b if isinstance(b, Results) else load(b)
+    hard, soft = differences(a, b)
+    if hard and not allow_different:
+        raise CompareError(f"{a.path} and {b.path} are not runs of the same set-up: "
+                           + "; ".join(hard) + " — compare runs of one experiment (e.g. "
+                           "`ccbench run FILE --backend both`), or pass --allow-different to "
+                           "compare them anyway with the differences printed")
     la = [f["label"] for f in a.experiment["flows"]]
     lb = [f["label"] for f in b.experiment["flows"]]
     if la != lb:
@@ -60,8 +131,9 @@ def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 
             pl.when(pl.col(f"{c}_a").abs() > 0)
             .then((pl.col(f"{c}_b") - pl.col(f"{c}_a")) / pl.col(f"{c}_a").abs() * 100)
             .otherwise(None).alias(f"{c}_diff_pct"))
+    warn = accuracy_warnings(a, "A") + accuracy_warnings(b, "B")
     return Comparison(a, b, _name(a), _name(b), t, (an_a.overall_jain, an_b.overall_jain),
-                      an_a.per_interval, an_b.per_interval)
+                      an_a.per_interval, an_b.per_interval, tuple(hard + soft), tuple(warn))
 
 
 def text(c: Comparison) -> str:
@@ -73,7 +145,12 @@ def text(c: Comparison) -> str:
     head = f"{'curve':<{w}}"
     for _, h in METRICS:
         head += f"  {h + ' A':>14} {h + ' B':>14} {'Δ%':>7}"
-    lines = [f"A = {c.name_a} ({c.a.path})", f"B = {c.name_b} ({c.b.path})", head, "-" * len(head)]
+    lines = [f"A = {c.name_a} ({c.a.path})", f"B = {c.name_b} ({c.b.path})"]
+    lines += [f"WARNING: {w}" for w in c.warnings]
+    lines += ["differences: " + ("none in duration, links, flows, TCP settings and seed"
+                                 if not c.differences else "")]
+    lines += [f"  {d}" for d in c.differences]
+    lines += [head, "-" * len(head)]
     for r in c.table.iter_rows(named=True):
         line = f"{r['curve']:<{w}}"
         for m, _ in METRICS:
@@ -93,4 +170,5 @@ def write_table(c: Comparison, out_dir: str | Path) -> list[Path]:
     return [out / "compare.txt", out / "compare.csv"]
 
 
-__all__ = ["METRICS", "Comparison", "compare", "text", "write_table"]
+__all__ = ["METRICS", "CompareError", "Comparison", "accuracy_warnings", "compare", "differences",
+           "text", "write_table"]

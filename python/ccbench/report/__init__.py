@@ -39,10 +39,19 @@ def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
     sim = meta.get("sim", {})
     dur = exp["duration_ns"] / 1e9
     wall = meta.get("wall_time_s") or 0.0
+    emu = meta.get("emu") or {}
+    if meta.get("backend") == "emu" and not emu.get("accurate", True):
+        why = "; ".join(emu.get("inaccurate_reasons") or []) or "see the provenance below"
+        out.append(f"<p class='bad'><b>Inaccurate emulated run</b>: the emulator could not hold "
+                   f"the link model to its timing ({html.escape(why)}). Differences from the "
+                   "simulator or from other kernel runs may be the machine's; run it again on "
+                   "a quiet machine.</p>")
+    timing = (f"{dur:g} s emulated in real time ({wall:.2f} s wall)" if meta.get("backend") == "emu"
+              else f"{dur:g} s simulated in {wall:.2f} s wall ({dur / wall if wall else float('inf'):.1f}× "
+                   f"real time, {sim.get('events', 0):,} events)")
     out.append(
         f"<p class='meta'>backend <b>{html.escape(meta.get('backend', '?'))}</b> · seed {exp.get('seed')} · "
-        f"{dur:g} s simulated in {wall:.2f} s wall ({dur / wall if wall else float('inf'):.1f}× real time, "
-        f"{sim.get('events', 0):,} events) · ccbench {html.escape(str(meta.get('ccbench_version')))} · "
+        f"{timing} · ccbench {html.escape(str(meta.get('ccbench_version')))} · "
         f"created {html.escape(str(meta.get('created')))} · per-packet records "
         f"{'on' if exp.get('record_packets') else 'off (metrics from per-interval aggregates)'}</p>")
 

@@ -81,7 +81,11 @@ def render(c, interval: float = 0.5) -> str:
             f"{library()}{script}</head><body>"
             f"<h1>ccbench comparison — A: {html.escape(c.name_a)}, B: {html.escape(c.name_b)}</h1>"
             f"<p class='meta'>A: {meta(c.a)}<br>B: {meta(c.b)}</p>"
-            f"<h2>Summary</h2><p class='meta'>Aggregation interval {interval:g} s; Δ % = (B − A) / |A|; "
+            + "".join(f"<p class='bad'><b>Warning</b>: {html.escape(w)}</p>" for w in c.warnings)
+            + ("<p class='meta'>Set-up differences: " + "; ".join(html.escape(d) for d in c.differences)
+               + "</p>" if c.differences else "<p class='meta'>Set-up differences: none in "
+               "duration, links, flows, TCP settings and seed.</p>")
+            + f"<h2>Summary</h2><p class='meta'>Aggregation interval {interval:g} s; Δ % = (B − A) / |A|; "
             f"highlighted where |Δ| &gt; {HIGHLIGHT_PCT:g} %. Jain's index over flows: A {fmt(ja, '.4f')}, "
             f"B {fmt(jb, '.4f')}.</p>{_table(c)}<h2>Time series</h2>{div}</body></html>")
 

@@ -15,7 +15,7 @@ th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right} th{background:#
 td.l,th.l{text-align:left} .meta{color:#555} figure{margin:1em 0} img{max-width:100%;border:1px solid #eee}
 pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:.85em}
 .verdicts{padding:.6em 1em;border-radius:6px;margin:1em 0} .verdicts.ok{background:#e8f5e9}
-.verdicts.bad{background:#fdecea} tr.bad td:first-child{color:#b00020;font-weight:bold}
+p.bad{background:#fdecea;border:1px solid #b00020;padding:0.5em} .verdicts.bad{background:#fdecea} tr.bad td:first-child{color:#b00020;font-weight:bold}
 tr.ok td:first-child{color:#1b5e20;font-weight:bold}
 """
 
