@@ -110,14 +110,24 @@ def _run_both(a, exp, out: Path) -> int:
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    # both backends' summaries and verdicts, then the comparison, whatever the verdicts: a
+    # failed expectation on one side is itself a finding the comparison explains
+    rcs, junit = [], getattr(a, "junit", None)
     for res, backend in ((c.a, "sim"), (c.b, "emu")):
-        rc = _after_run(a, res, backend)
-        if rc:
-            return rc
+        if junit:  # one JUnit file per backend: NAME.sim.xml, NAME.emu.xml
+            j = Path(junit)
+            a.junit = str(j.with_name(f"{j.stem}.{backend}{j.suffix or '.xml'}"))
+        rcs.append(_after_run(a, res, backend))
         print()
+    a.junit = junit
     print(f"comparison (A = simulator, B = kernel) → {out / 'compare'}")
     print(api.comparison_text(c))
-    return 0
+    for w in c.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    failed = [b for b, rc in zip(("simulator", "kernel"), rcs) if rc]
+    if failed:
+        print(f"expectations failed on the {' and the '.join(failed)} (above)", file=sys.stderr)
+    return max(rcs)
 
 
 def _after_run(a, res, backend: str) -> int:
@@ -567,7 +577,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-packets", action="store_true",
                    help="no per-packet records (metrics come from per-interval aggregates)")
     r.add_argument("--no-plots", action="store_true", help="skip the report and plots")
-    r.add_argument("--junit", metavar="FILE", help="write the expectations' verdicts as JUnit XML")
+    r.add_argument("--junit", metavar="FILE", help="write the expectations' verdicts as JUnit XML "
+                   "(--backend both: FILE.sim.xml and FILE.emu.xml, one per backend)")
     r.add_argument("--png", action="store_true",
                    help="also write static PNG plots and statistics files to DIR/plots, "
                         "drawn on every core "
