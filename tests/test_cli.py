@@ -97,3 +97,20 @@ def test_coco_layout_runs_with_run_py_style_options(tmp_path):
     assert exp["duration_ns"] == 6_000_000_000
     r = ccbench("run", ROOT / "examples/coco/layout.yml", "-o", out, "-q", "10", "-q1", "20")
     assert r.returncode == 2 and "-q1/-q2" in r.stderr
+
+
+def test_config_errors_name_the_file_and_line_in_run_and_validate(tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("duration: 5\ncentral: {rate: 10Mbit, delay: 10ms}\nflows:\n"
+                 "  - {scheme: cubic}\n  - {scheme: cubik}\n")
+    for cmd in ("run", "validate"):
+        r = ccbench(cmd, f, cwd=tmp_path)
+        assert r.returncode in (1, 2), r.stdout
+        assert "bad.yaml:5: flows[1].scheme: unknown scheme \"cubik\"" in r.stderr, (cmd, r.stderr)
+
+
+def test_version_and_the_coco_flags_say_what_they_do():
+    r = ccbench("--version")
+    assert r.returncode == 0 and r.stdout.startswith("ccbench ") and "core" in r.stdout
+    h = ccbench("run", "--help").stdout
+    assert "not yet supported" not in h and "--delta" in h and "random walk" in h

@@ -35,9 +35,12 @@ def _coco_opts(a) -> dict:
 def _add_coco_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("CoCo-Beholder layout files (central link, as its run.py)")
     g.add_argument("--base", help="initial central one-way delay (time string, default 0ms)")
-    g.add_argument("--delta", help="period between delay changes (variable delay: not yet supported)")
-    g.add_argument("--step", help="delay change per period (variable delay: not yet supported)")
-    g.add_argument("--jitter", help="central jitter (not yet supported)")
+    g.add_argument("--delta", help="period between central delay changes (time string, >= "
+                   "10ms): with --step, CoCo-Beholder's variable delay (a random walk of ±step "
+                   "every delta from --base, bounded by -m)")
+    g.add_argument("--step", help="central delay change per period (time string, default 0ms)")
+    g.add_argument("--jitter", help="central jitter: netem's uniform ±J on both central ends "
+                   "(time string)")
     g.add_argument("-t", "--runtime", type=int, help="runtime in seconds (default 30)")
     g.add_argument("-r", "--rate", type=float, help="central rate in Mbit/s (default 100; 0 = unlimited)")
     g.add_argument("-m", "--max-delay", type=int, help="maximum delay in µs")
@@ -444,7 +447,8 @@ def cmd_validate(a) -> int:
     except api.ConfigError as e:
         errors = [e]
     for e in errors:
-        print(f"{a.file}: {e}", file=sys.stderr)
+        loc = e.located() if isinstance(e, api.ConfigError) else str(e)
+        print(loc if loc.startswith(str(a.file)) else f"{a.file}: {loc}", file=sys.stderr)
     if errors:
         return 1
     print(f"{a.file}: OK")
@@ -757,11 +761,14 @@ def main(argv=None) -> int:
     interrupt.reset()
     try:
         return a.fn(a)
-    except api.ConfigErrors as errs:
+    except api.ConfigErrors as errs:  # each with its file and line when it came from one
         for e in errs.errors:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"error: {e.located()}", file=sys.stderr)
         return 2
-    except (api.ConfigError, FileNotFoundError, FileExistsError, ValueError) as e:
+    except api.ConfigError as e:
+        print(f"error: {e.located()}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, FileExistsError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except RuntimeError as e:
