@@ -190,3 +190,14 @@ def test_mobile_kernel_evidence_runs_the_studys_own_cells(evidence, campaign, ru
                         "--backend", "emu", "-o", str(tmp_path / "o")], capture_output=True,
                        text=True)
     assert r.returncode == 0 and f"= {runs} runs" in r.stdout, r.stdout + r.stderr
+
+
+def test_study_dry_run_prints_runs_and_an_estimate_and_runs_nothing(tmp_path, capsys):
+    from ccbench import cli
+    out = tmp_path / "st"
+    assert cli.main(["study", "bbr-vs-cubic", "--scale", "reduced", "--dry-run",
+                     "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "study bbr-vs-cubic at reduced scale:" in text
+    assert "main: 40 runs (simulator)" in text and "in all ~" in text
+    assert not out.exists()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -433,13 +434,18 @@ def cmd_agree(a) -> int:
                sim_tcp=parse_sim_tcp(a.sim_tcp))
     pts = m.points()
     names = list(m.factors)
+    backends = ("sim", "kernel") if a.backend == "both" else (a.backend,)
+    kernel_s = len(pts) * a.repeats * (a.duration + 2.0) if "kernel" in backends else 0.0
+    print(f"agreement matrix: {len(pts)} points x {a.repeats} repeats x {a.duration:g} s"
+          + (f"; the kernel side runs in real time, one run at a time: ~{kernel_s / 60:.0f} min "
+             "(flagged runs again on top)" if kernel_s else "; simulator side only"),
+          file=sys.stdout if a.dry_run else sys.stderr)
     if a.dry_run:
         print(f"{len(pts)} points ({a.design}; full product "
               f"{math.prod(len(v) for v in m.factors.values())}), {a.repeats} repeats each")
         for i, p in enumerate(pts):
             print(f"  {i:3d}  " + "  ".join(f"{n}={p[n]}" for n in names))
         return 0
-    backends = ("sim", "kernel") if a.backend == "both" else (a.backend,)
     res = run_agree(a.output, m, backends=backends, jobs=a.jobs, progress="auto",
                     allow_mixed_versions=a.allow_mixed_versions, rerun_flagged=a.rerun_flagged)
     if res["markdown"] is None:

@@ -61,6 +61,66 @@ def scorers(name: str):
 SCALES = ("reduced", "medium", "full")
 
 
+def study_plan(name: str, scale: str = "full", kernel: bool = False) -> list[dict]:
+    """What ``run_study`` would run, before running it: per campaign (and kernel subset) its
+    backend, runs, simulated seconds and an estimate of the wall time (simulator: the run
+    budget's event estimate at its events/s, one core; kernel: real time plus ~2 s set-up per
+    run)."""
+    import copy
+    import warnings
+
+    from .. import budget
+    from ..campaign import parse_campaign, plan as make_plan
+    mod = module(name)
+    rows = []
+    for key, fname in mod.CAMPAIGNS.items():
+        doc, path = load_doc(name, fname)
+        if scale != "full":
+            doc = mod.reduce(key, doc, scale)
+        subsets = [(key, "sim", doc)]
+        kdoc = mod.kernel(key, doc, scale) if kernel else None
+        if kdoc is not None:
+            kdoc = dict(kdoc)
+            kdoc.pop("expect", None)
+            subsets.append((f"{key}-kernel", "emu", kdoc))
+        for label, backend, d in subsets:
+            with warnings.catch_warnings():  # the run prints them; the estimate need not
+                warnings.simplefilter("ignore")
+                p = make_plan(parse_campaign(copy.deepcopy(d), source=str(path)), backend=backend)
+            runs = list(p.iter_runs()) if not p.lazy else list(p.sample)
+            scale_up = p.n_runs / max(len(runs), 1)
+            secs = sum(r.experiment["duration_ns"] for r in runs if r.experiment) / 1e9 * scale_up
+            if backend == "sim":
+                est = sum(budget.estimate(r.experiment).wall_s for r in runs if r.experiment)
+                est *= scale_up
+            else:
+                est = secs + 2.0 * p.n_runs
+            rows.append({"campaign": label, "backend": backend, "runs": p.n_runs,
+                         "seconds": secs, "estimate_s": est})
+    return rows
+
+
+def plan_text(name: str, scale: str, rows: list[dict], jobs: int | None = None) -> str:
+    """One line per campaign of :func:`study_plan`, and the total."""
+    import os
+    cores = jobs or os.cpu_count() or 1
+
+    def t(s: float) -> str:
+        return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
+    lines = [f"study {name} at {scale} scale:"]
+    total = 0.0
+    for r in rows:
+        wall = r["estimate_s"] / (cores if r["backend"] == "sim" else 1)
+        total += wall
+        what = "simulator" if r["backend"] == "sim" else "kernel, real time, one at a time"
+        lines.append(f"  {r['campaign']}: {r['runs']:,} runs ({what}), {r['seconds']:,.0f} s "
+                     f"of experiment, ~{t(wall)}")
+    lines.append(f"  in all ~{t(total)} (rough: the simulator's from the run budget's event "
+                 f"estimate on {cores} worker{'s' if cores > 1 else ''}; finished runs in DIR "
+                 "are skipped)")
+    return "\n".join(lines)
+
+
 def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool = False,
               kernel: bool = False,
               jobs: int | None = None, publish: bool = False, progress=False,

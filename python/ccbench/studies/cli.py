@@ -32,21 +32,31 @@ def add_parser(sub) -> None:
     st.add_argument("--analyse-only", action="store_true",
                     help="do not run anything: analyse the finished campaigns in DIR")
     st.add_argument("--quiet", action="store_true", help="no progress output")
+    st.add_argument("--dry-run", action="store_true",
+                    help="print the campaigns, their run counts and the estimated time at this "
+                         "scale, and stop (the full scale takes long: see it first)")
     st.set_defaults(fn=cmd_study)
 
 
 def cmd_study(a) -> int:
     from pathlib import Path
 
-    from . import STUDIES, run_study
+    from . import STUDIES, plan_text, run_study, study_plan
     names = list(STUDIES) if a.name == "all" else [a.name]
+    scale = "reduced" if a.reduced else a.scale
+    if not a.analyse_only:
+        for name in names:  # the scale and its cost before anything runs
+            print(plan_text(name, scale, study_plan(name, scale, a.kernel), a.jobs),
+                  file=sys.stdout if a.dry_run else sys.stderr)
+    if a.dry_run:
+        return 0
     ok = True
     for name in names:
         if a.name == "all":
             out = Path(a.output or "results") / f"study-{name}"
         else:
             out = Path(a.output or f"results/study-{name}")
-        res = run_study(name, out, scale="reduced" if a.reduced else a.scale, kernel=a.kernel, jobs=a.jobs,
+        res = run_study(name, out, scale=scale, kernel=a.kernel, jobs=a.jobs,
                         publish=a.publish, progress="off" if a.quiet else "auto",
                         analyse_only=a.analyse_only)
         from .claims import summary
