@@ -24,7 +24,9 @@ $(STAMPS)/deps: requirements.txt
 
 # Builds the Rust core into the venv (incremental: a no-op when nothing changed).
 build: setup
-	$(VENV)/bin/maturin develop --release --quiet
+	@echo "building the simulator core into the venv (maturin develop --release)"
+	@mkdir -p $(STAMPS) && PIP_QUIET=1 PIP_DISABLE_PIP_VERSION_CHECK=1 $(VENV)/bin/maturin develop \
+	  --release --quiet > $(STAMPS)/maturin.log 2>&1 || { cat $(STAMPS)/maturin.log; exit 1; }
 	cargo build --release --quiet -p ccbench-emu -p ccbench-pcap
 
 # A wheel for `pip install` into any venv (Python >= 3.10): the simulator core, and the kernel
