@@ -469,7 +469,7 @@ def stats_text(results: Results | str | Path, groupings=("per-flow",), interval:
         out.append(f"######## {g} ########")
         out.append(analysis.stats_text(analysis.analyze(results, grouping=g, interval=interval)))
     out.append("######## Pantheon summary ########")
-    out.append(str(analysis.pantheon_summary(results)))
+    out.append(analysis.pantheon_text(analysis.pantheon_summary(results)).rstrip("\n"))
     return "\n".join(out)
 
 

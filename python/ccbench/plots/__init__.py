@@ -85,8 +85,13 @@ def _task(results, out, task, opts) -> list[Path]:
     """One unit of :func:`plot_all`: a grouping's figures and stats file, or the run's sender,
     queue and workload figures. ``results`` may be a results directory (in a worker)."""
     if not hasattr(results, "experiment"):
+        import warnings
+
         from ..results import load
-        results = load(results)
+        from ..results.marker import IncompleteWarning
+        with warnings.catch_warnings():  # the parent marked the plots as being written: not a
+            warnings.simplefilter("ignore", IncompleteWarning)  # cut-short run in a worker
+            results = load(results)
     out, fmt = Path(out), opts["fmt"]
     kind, g = task
     if kind == "grouping":
