@@ -131,3 +131,15 @@ def test_legend_sits_below_the_x_label_of_a_half_height_axis(tmp_path):
     legend = bottom.get_legend().get_window_extent(r)
     label = bottom.xaxis.label.get_window_extent(r)
     assert legend.y1 <= label.y0  # display coordinates: y grows upwards
+
+
+def test_parallel_plot_workers_do_not_call_the_run_cut_short(tmp_path, capfd):
+    import ccbench
+    from ccbench import api
+    res = ccbench.run({"duration": 2, "central": {"rate": "10Mbit", "delay": "10ms"},
+                       "flows": [{"scheme": "cubic"}]}, tmp_path / "r")
+    files = api.plot(res, jobs=2, groupings=("per-flow", "total"))  # into the run: marked
+    assert files
+    assert "cut short" not in capfd.readouterr().err
+    text = api.stats_text(res)
+    assert "Average throughput:" in text and "┆" not in text
