@@ -228,3 +228,11 @@ def test_bc17_forgives_one_rise_inside_the_trials_noise_only():
     one = copy.copy(d)
     one.sim = {**d.sim, "main": d.sim["main"].filter(pl.col("repeat") == 0)}
     assert _bc_verdicts(one)["BC-17"] == cl.TOO_FEW
+
+
+def test_a_value_with_no_spread_is_never_printed_as_nan():
+    from ccbench.studies.claims import pm_text
+    assert pm_text(float("nan"), float("nan"), "+.2f") == "N/A"
+    assert pm_text(1.5, float("nan"), "+.2f") == "+1.50"
+    assert pm_text(-1.234, 0.5, "+.2f") == "-1.23 ± 0.50"
+    assert pm_text(None, 1.0) == "N/A"

@@ -7,7 +7,7 @@ import math
 import polars as pl
 
 from .bbr_cubic import RTPROP, crossing, diff90, share_curve
-from .claims import NOT, PARTLY, REPRODUCED, Data, Score, Scorers, band_1_5, finite, pm, welch
+from .claims import NOT, PARTLY, REPRODUCED, Data, Score, Scorers, band_1_5, finite, pm, pm_text, welch
 
 SCORERS = Scorers()
 
@@ -413,9 +413,9 @@ def _bc19(d: Data) -> Score:
         if _avg(_cell(d.sim["main"], "bbr-4", bdp=b), "loss_pct") < 0.1:
             continue  # BBR does not lose here: nothing to cut
         diff, hw = diff90(d.sim["main"], "shallow-4", "bbr-4", "loss_pct", bdp=b)
-        if not finite(hw):
+        if not (finite(hw) and finite(diff)):
             return Score.too_few(f"one trial per buffer: no interval of the loss difference at {b} BDP")
-        res.append((diff + hw < 0, f"{b} BDP: {diff:+.2f} ± {hw:.2f}"))
+        res.append((diff + hw < 0, f"{b} BDP: {pm_text(diff, hw, '+.2f')}"))
     if not res:
         return Score.too_few("BBR_Shallow and BBR did not run below 1.5 BDP at this scale")
     n = sum(o for o, _ in res)

@@ -402,6 +402,16 @@ def mean_sd(xs: list[float]) -> tuple[float, float, int]:
     return m, sd, n
 
 
+def pm_text(m, h, fmt: str = ".2f") -> str:
+    """``m ± h`` for a value and its half-width; "N/A" without a value and the value alone
+    without a half-width (one run), never "nan ± nan"."""
+    if m is None or not math.isfinite(m):
+        return "N/A"
+    if h is None or not math.isfinite(h):
+        return f"{m:{fmt}}"
+    return f"{m:{fmt}} ± {h:{fmt.lstrip('+')}}"
+
+
 def pm(xs: list[float], fmt: str = ".2f", unit: str = "") -> str:
     """"mean ± sd (n runs)", or the single value at one run."""
     m, sd, n = mean_sd(xs)

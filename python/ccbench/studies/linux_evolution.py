@@ -26,7 +26,7 @@ import math
 import polars as pl
 import yaml
 
-from .claims import Data, Score, Scorers, band_1_5, default_band, finite
+from .claims import Data, Score, Scorers, band_1_5, default_band, finite, pm_text
 from .common import STUDIES_DIR, Check, Ctx, Output, Table, cc_of, experiment, fig_path, kernel_schemes, \
     patch
 
@@ -156,7 +156,7 @@ def analyse(ctx: Ctx) -> Output:
         row = [cc, f"{p['goodput_kBps']:.3f} ({p['best_kernel']})"]
         for pr in profs:
             m, h = _ci(s1, "goodput_kBps", cc=cc, x=0, profile=pr)
-            row.append(f"{m:.0f} ± {h:.0f}")
+            row.append(pm_text(m, h, ".0f"))
         for x in losses[1:]:
             row.append(f"{_ci(s1, 'goodput_kBps', cc=cc, x=x, profile=profs[-1])[0]:.0f}")
         if k1 is not None:
@@ -359,7 +359,7 @@ def _ablation(ctx: Ctx, out: Output) -> None:
         row = [cc]
         for v in variants:
             m, h = _ci(t, "delay_s", cc=cc, x=v)
-            row.append(f"{m:.0f} ± {h:.0f}")
+            row.append(pm_text(m, h, ".0f"))
         rows.append(row)
     out.tables.append(Table(
         "CSMA: linux-3.10 with its tail loss probe and early retransmit switched off (the "
