@@ -114,3 +114,10 @@ def test_version_and_the_coco_flags_say_what_they_do():
     assert r.returncode == 0 and r.stdout.startswith("ccbench ") and "core" in r.stdout
     h = ccbench("run", "--help").stdout
     assert "not yet supported" not in h and "--delta" in h and "random walk" in h
+
+
+def test_the_summary_gives_jain_per_direction_when_flows_run_both_ways(quickstart):
+    _, r = quickstart  # two CUBIC flows -> and one Reno flow <-
+    line = next(x for x in r.stdout.splitlines() if x.startswith("Jain's index"))
+    assert line.startswith("Jain's index per direction: -> ") and "<- 1.0000 (1 flow)" in line
+    assert "over all flows" in line

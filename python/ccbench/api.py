@@ -447,7 +447,7 @@ def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
         lines.append(f"{str(r['curve']):<{w}}  {f(r['avg_tput_mbps']):>11}  {f(r['mean_delay_ms']):>8}  "
                      f"{f(r['p95_delay_ms']):>8}  {f(r['loss_pct'], '.3f'):>7}")
     if an.overall_jain is not None:
-        lines.append(f"Jain's index over flows: {an.overall_jain:.4f}")
+        lines.append(_jain_line(results, an))
     try:
         ps = computed.pantheon()
         if "utilization_pct" in ps.columns:
@@ -457,6 +457,24 @@ def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
     except Exception:  # the summary table must not hide a finished run
         pass
     return "\n".join(lines)
+
+
+def _jain_line(results: Results, an) -> str:
+    """Jain's index over the flows; per direction when flows run both ways (flows of opposite
+    directions do not compete, so the pooled index mixes two questions)."""
+    from .analysis.estimators import jain_index
+    dirs = {f["id"]: f["direction"] for f in results.experiment["flows"]}
+    if len(set(dirs.values())) < 2:
+        return f"Jain's index over flows: {an.overall_jain:.4f}"
+    by: dict[str, list[float]] = {}
+    for r in an.summary.iter_rows(named=True):
+        fid = (r.get("flows") or [None])[0] if isinstance(r.get("flows"), list) else r.get("flow")
+        if fid in dirs and r["avg_tput_mbps"] is not None:
+            by.setdefault(dirs[fid], []).append(r["avg_tput_mbps"])
+    parts = [f"{d} {jain_index(v):.4f} ({len(v)} flow{'s' if len(v) > 1 else ''})"
+             for d, v in by.items() if v and jain_index(v) is not None]
+    return (f"Jain's index per direction: {', '.join(parts)}; over all flows "
+            f"{an.overall_jain:.4f}")
 
 
 def stats_text(results: Results | str | Path, groupings=("per-flow",), interval: float = 0.5) -> str:
