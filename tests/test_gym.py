@@ -169,3 +169,13 @@ def test_example_campaign_spans_36_networks():
     env.reset(seed=0)
     obs, r, *_ = env.step(env.action_space.sample())
     assert env.observation_space.contains(obs)
+
+
+def test_aurora_offers_a_normalized_action_space():
+    from ccbench.gym import CcEnv
+    env = CcEnv(preset="aurora", preset_args={"normalized": True}, episode=1.0)
+    assert float(env.action_space.low[0]) == -1.0 and float(env.action_space.high[0]) == 1.0
+    env.reset(seed=1)
+    r0 = env.preset.rates[0]
+    env.step(np.array([0.04], dtype=np.float32))  # a = 40: rate x (1 + 0.025 * 40) = x 2
+    assert env.preset.rates[0] == pytest.approx(min(2 * r0, env.preset.max_rates[0]))

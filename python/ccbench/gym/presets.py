@@ -50,17 +50,24 @@ class Aurora(Preset):
     10·throughput (Mbit/s) − 1000·latency (s) − 2000·loss fraction, summed over the flows."""
     name = "aurora"
 
+    #: the largest |a| (a = 1000 multiplies the rate by 26 at alpha 0.025)
+    ACTION_BOUND = 1e3
+
     def __init__(self, history: int = 10, alpha: float = 0.025, initial_rate: float | None = None,
-                 min_rate: float = 1e5, weights: tuple = (10.0, 1000.0, 2000.0)) -> None:
+                 min_rate: float = 1e5, weights: tuple = (10.0, 1000.0, 2000.0),
+                 normalized: bool = False) -> None:
         self.history, self.alpha, self.initial_rate = int(history), float(alpha), initial_rate
         self.min_rate, self.weights = float(min_rate), weights
+        #: actions in [-1, 1] (as RL libraries recommend), a = action * ACTION_BOUND
+        self.normalized = bool(normalized)
 
     def setup(self, env) -> None:
         n, h = env.n_controlled, self.history
         low = np.tile(np.array([-10.0, 1.0, 0.0], np.float32), n * h)
         high = np.tile(np.array([10.0, 1000.0, 1000.0], np.float32), n * h)
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
-        self.action_space = spaces.Box(-1e3, 1e3, (n,), dtype=np.float32)
+        bound = 1.0 if self.normalized else self.ACTION_BOUND
+        self.action_space = spaces.Box(-bound, bound, (n,), dtype=np.float32)
 
     def reset(self, env) -> list[Command]:
         n = env.n_controlled
@@ -88,8 +95,10 @@ class Aurora(Preset):
     def act(self, env, action) -> list[Command]:
         a = np.asarray(action, dtype=np.float64).reshape(-1)
         out = []
+        if self.normalized:
+            a = np.clip(a, -1.0, 1.0) * self.ACTION_BOUND
         for i, x in enumerate(a):
-            x = float(np.clip(x, -1e3, 1e3))
+            x = float(np.clip(x, -self.ACTION_BOUND, self.ACTION_BOUND))
             r = self.rates[i]
             r = r * (1 + self.alpha * x) if x >= 0 else r / (1 - self.alpha * x)
             r = min(max(r, self.min_rate), self.max_rates[i])
