@@ -137,7 +137,13 @@ def test_episodes_are_drawn_from_a_campaigns_axes():
     for s in range(12):
         _, info = env.reset(seed=s)
         seen.add((env.path_rates[0], env.experiment["flows"][0]["base_rtt_ns"]))
+        # the drawn point by its axis values, beside its index
+        assert info["point"] == env.points[info["experiment"]]
+        rate = {"10Mbit": 10e6, "40Mbit": 40e6}[info["point"]["central.rate"]]
+        assert env.path_rates[0] == rate
     assert len(seen) == 4
+    _, _, _, _, info = env.step(env.action_space.sample())
+    assert set(info["point"]) == {"central.rate", "central.delay"}
     # the same seed draws the same network
     env.reset(seed=3)
     a = (env.path_rates[0], env.experiment["seed"])

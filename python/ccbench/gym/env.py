@@ -29,19 +29,21 @@ DEFAULT_EXPERIMENT = {
 }
 
 
-def _points_of(plan) -> list[dict]:
-    """A campaign's experiments to draw episodes from: its first repeat at every point."""
+def _points_of(plan) -> list[tuple[dict, dict]]:
+    """A campaign's experiments to draw episodes from — its first repeat at every point — each
+    with the point's axis values."""
     if plan.lazy:
         raise ValueError(f"the campaign has {plan.n_points:,} points: episodes are drawn "
                          "from every point, each resolved up front, which is only done for "
                          "campaigns planned eagerly (docs/campaigns.md, \"Large campaigns\"); "
                          "draw from fewer points (fewer axis values, where:, or repeats: 1)")
-    return [r.experiment for r in plan.runs if r.repeat == 0]
+    return [(r.experiment, dict(r.point.values)) for r in plan.runs if r.repeat == 0]
 
 
-def _resolve(experiment: Any) -> list[dict]:
+def _resolve(experiment: Any) -> list[tuple[dict, dict]]:
     """A path (experiment or campaign file), a document, or a resolved experiment -> the
-    resolved experiments episodes are drawn from (a campaign: one per point)."""
+    resolved experiments episodes are drawn from (a campaign: one per point), each with its
+    point's axis values ({} for a single experiment)."""
     from .. import config
     from ..campaign import is_campaign, load_campaign, parse_campaign
     from ..campaign import plan as make_plan
@@ -52,13 +54,13 @@ def _resolve(experiment: Any) -> list[dict]:
             doc = yaml.safe_load(fh)
         if is_campaign(doc):
             return _points_of(make_plan(load_campaign(experiment)))
-        return [config.load(experiment)]
+        return [(config.load(experiment), {})]
     if isinstance(experiment, dict) and "schema" in experiment and "links" in experiment:
-        return [experiment]
+        return [(experiment, {})]
     if isinstance(experiment, dict):
         if is_campaign(experiment):
             return _points_of(make_plan(parse_campaign(experiment)))
-        return [config.resolve(experiment)]
+        return [(config.resolve(experiment), {})]
     if isinstance(experiment, (list, tuple)):
         return [e for x in experiment for e in _resolve(x)]
     raise TypeError("experiment: a file path, an experiment/campaign document, a resolved "
@@ -87,7 +89,11 @@ class CcEnv(gymnasium.Env):
                  action_space=None, reward_fn=None, monitor_interval: Any = "10ms",
                  episode: float | None = None, record: bool = False) -> None:
         super().__init__()
-        self.experiments = _resolve(DEFAULT_EXPERIMENT if experiment is None else experiment)
+        drawn = _resolve(DEFAULT_EXPERIMENT if experiment is None else experiment)
+        self.experiments = [e for e, _ in drawn]
+        #: each experiment's campaign point (its axis values; {} for a single experiment)
+        self.points = [v for _, v in drawn]
+        self.point: dict = {}
         ids = [controlled] if isinstance(controlled, int) else list(controlled)
         if not ids:
             raise ValueError("controlled: name at least one flow id")
@@ -151,7 +157,8 @@ class CcEnv(gymnasium.Env):
         self._sim.run_until(self.interval_ns)
         stats = self._take()
         obs = self.preset.observe(self, stats)
-        return obs, {"t_s": self._sim.now * 1e-9, "experiment": idx}
+        self.point = self.points[idx]
+        return obs, {"t_s": self._sim.now * 1e-9, "experiment": idx, "point": dict(self.point)}
 
     def _take(self) -> list:
         take = self._sim.take
@@ -169,7 +176,8 @@ class CcEnv(gymnasium.Env):
         stats = self._take()
         obs = self.preset.observe(self, stats)
         reward = float(self.preset.reward(self, stats))
-        return obs, reward, bool(done), False, {"t_s": self._sim.now * 1e-9, "stats": stats}
+        return obs, reward, bool(done), False, {"t_s": self._sim.now * 1e-9, "stats": stats,
+                                                "point": dict(self.point)}
 
     def _checked(self, action):
         """A Box action as numbers of the space's size, all finite (ValueError otherwise, naming
