@@ -185,3 +185,18 @@ def test_aurora_offers_a_normalized_action_space():
     r0 = env.preset.rates[0]
     env.step(np.array([0.04], dtype=np.float32))  # a = 40: rate x (1 + 0.025 * 40) = x 2
     assert env.preset.rates[0] == pytest.approx(min(2 * r0, env.preset.max_rates[0]))
+
+
+def test_an_episode_finishes_into_a_results_folder_the_cli_reads(tmp_path):
+    from ccbench import api
+    env = CcEnv({**SHORT, "flows": [{"scheme": "reno", "flows": 1}]}, episode=1.0, record=True)
+    env.reset(seed=2)
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(np.zeros(env.action_space.shape, np.float32))
+    res = env.finish(tmp_path / "episode")
+    assert (tmp_path / "episode" / "metadata.json").is_file()
+    assert res.meta["gym"]["preset"] == "aurora" and res.meta["gym"]["controlled"] == [0]
+    assert res.flowstats.height == 1 and res.flowstats["delivered_bytes"][0] > 0
+    assert "Flow 1" in api.summary_text(res)
+    assert api.report(res).is_file()

@@ -196,10 +196,32 @@ class CcEnv(gymnasium.Env):
             raise ValueError("the action has NaN or infinite values")
         return a.reshape(space.shape)
 
-    def finish(self) -> dict:
-        """Run the episode's remaining time with the last commands and return the results
-        tables as polars DataFrames (with ``record=True``: the full flows/queues samples)."""
+    def finish(self, out_dir: str | Path | None = None):
+        """Run the episode's remaining time with the last commands. Without ``out_dir``: the
+        results tables as polars DataFrames (with ``record=True``: the full flows/queues
+        samples); with it: a results folder there (metadata.json with the episode's experiment,
+        point and preset, the Parquet tables), returned as :class:`ccbench.Results`, so that
+        ``ccbench report``, ``stats``, ``compare`` and ``check`` work on an episode (build the
+        environment with ``record=True`` for them: without it the episode keeps one sample and
+        no packet records, and analyses need an interval of the whole episode)."""
+        import datetime as dt
+
+        from .. import _core
+        from ..api import __version__
+        from ..results import load
         from ..results.schema import decode
+        from ..results.writer import write_results
         out = self._sim.finish()
         self._sim = None
-        return {name: decode(cols) for name, cols in out["tables"].items()}
+        tables = {name: decode(cols) for name, cols in out["tables"].items()}
+        if out_dir is None:
+            return tables
+        meta = {"ccbench_version": __version__, "core_version": _core.__version__,
+                "backend": "sim", "source": "gym",
+                "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "experiment": self.experiment, "seed": self.experiment.get("seed"),
+                "wall_time_s": None, "sim": {k: v for k, v in out.items() if k != "tables"},
+                "gym": {"preset": getattr(self.preset, "name", type(self.preset).__name__),
+                        "controlled": self.controlled, "point": dict(self.point),
+                        "interval_ns": self.interval_ns}}
+        return load(write_results(out_dir, tables, meta))
