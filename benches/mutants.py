@@ -49,6 +49,10 @@ def pytest(*args: str) -> tuple:
     return ("pytest", *args)
 
 
+#: the test files of the campaign statistics and verdicts mutants (P14-P22)
+CAMPAIGN_TESTS = pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py",
+                        "tests/test_campaign_report.py", "tests/test_campaign_run.py")
+
 MUTANTS = [
     # --- simulator: congestion-control helpers and algorithms ------------------------------
     Mutant("R01", "crates/sim/src/cc/mod.rs", "sk.snd_cwnd_cnt -= delta * w;", "sk.snd_cwnd_cnt = 0;",
@@ -146,37 +150,37 @@ MUTANTS = [
            "the memory budget underestimates per-packet records tenfold"),
     # --- campaign statistics and expectations (issue 27) ----------------------------------------
     Mutant("P14", "python/ccbench/campaign/aggregate.py", 'pl.col("value").std(ddof=1).alias("std")',
-           'pl.col("value").std(ddof=0).alias("std")', pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"),
+           'pl.col("value").std(ddof=0).alias("std")', CAMPAIGN_TESTS,
            "the spread across repeats is the population sd (too small for 3-5 repeats)"),
     Mutant("P15", "python/ccbench/campaign/aggregate.py", "tq[n] * s / math.sqrt(n)",
-           "tq[n] * s / math.sqrt(n - 1)", pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"),
+           "tq[n] * s / math.sqrt(n - 1)", CAMPAIGN_TESTS,
            "confidence half-width divides by sqrt(n - 1)"),
     Mutant("P16", "python/ccbench/campaign/aggregate.py",
            "pl.when(pl.col(m).is_not_null().any()).then(pl.col(m).sum()).alias(m)",
            "pl.when(pl.col(m).is_not_null().any()).then(pl.col(m).mean()).alias(m)",
-           pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"), "within: sum averages the flows of a run instead"),
+           CAMPAIGN_TESTS, "within: sum averages the flows of a run instead"),
     Mutant("P17", "python/ccbench/campaign/verdicts.py",
            "ok = not missing and worst is not None and worst_gap <= 0",
-           "ok = not missing and worst is not None and worst_gap < 0", pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"),
+           "ok = not missing and worst is not None and worst_gap < 0", CAMPAIGN_TESTS,
            "a campaign bound fails when a point sits exactly on it"),
     Mutant("P18", "python/ccbench/campaign/verdicts.py",
            "if worst is None or gap > worst_gap:  # an infinite bound leaves gap at -inf",
            "if worst is None or gap < worst_gap:  # an infinite bound leaves gap at -inf",
-           pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"), "a campaign bound is judged at its best point, not its worst"),
+           CAMPAIGN_TESTS, "a campaign bound is judged at its best point, not its worst"),
     Mutant("P19", "python/ccbench/campaign/verdicts.py",
            "ok = worst >= -tol if up else worst <= tol",
-           "ok = worst >= -2 * tol if up else worst <= 2 * tol", pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"),
+           "ok = worst >= -2 * tol if up else worst <= 2 * tol", CAMPAIGN_TESTS,
            "a monotonicity check allows twice its tolerance"),
     Mutant("P20", "python/ccbench/campaign/verdicts.py", "                f = d0 / (d0 - d1)",
-           "                f = 0.5", pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"),
+           "                f = 0.5", CAMPAIGN_TESTS,
            "a crossing is put half-way between the two axis values instead of interpolated"),
     Mutant("P21", "python/ccbench/campaign/verdicts.py",
            "max(nums.values()) / min(nums.values()) > 20",
-           "max(nums.values()) / min(nums.values()) > 2e9", pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"),
+           "max(nums.values()) / min(nums.values()) > 2e9", CAMPAIGN_TESTS,
            "a crossing on a wide (log-spaced) axis is interpolated linearly"),
     Mutant("P22", "python/ccbench/campaign/verdicts.py",
            "        sel = sel.filter(pl.col(k).cast(pl.String) == str(v))",
-           "        sel = sel", pytest("tests/test_campaign_aggregate.py", "tests/test_expect.py", "tests/test_campaign_report.py", "tests/test_campaign_run.py"),
+           "        sel = sel", CAMPAIGN_TESTS,
            "a campaign expectation's selection (scheme, group, ...) is ignored"),
     Mutant("P23", "python/ccbench/expect/__init__.py",
            'return n.get("after_ns", 0), n.get("before_ns", exp["duration_ns"])',

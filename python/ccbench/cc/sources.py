@@ -126,38 +126,43 @@ def c_digest(path: str, include_dirs: list[str]) -> str:
     return combined(c_files(path, include_dirs), extra=compiler_version())
 
 
-def python_files(module_file: str) -> list[str]:
-    """``module_file`` and, recursively, the user's modules it imports."""
-    seen, todo = set(), [os.path.realpath(module_file)]
+def _closure(start: str, deps) -> list[str]:
+    """``start`` and every file ``deps(file)`` reaches from it, recursively (real paths)."""
+    seen, todo = set(), [os.path.realpath(start)]
     while todo:
         f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        todo += [os.path.realpath(g) for g in _imports(f)]
+        if f not in seen:
+            seen.add(f)
+            todo += [os.path.realpath(g) for g in deps(f)]
     return sorted(seen)
+
+
+def python_files(module_file: str) -> list[str]:
+    """``module_file`` and, recursively, the user's modules it imports."""
+    return _closure(module_file, _imports)
+
+
+def _includes(f: str, include_dirs: list[str]) -> list[str]:
+    """The local headers C file ``f`` includes (``#include "…"``), found next to it or in
+    ``include_dirs``."""
+    try:
+        text = Path(f).read_text(errors="replace")
+    except OSError:
+        return []
+    out = []
+    for inc in _INCLUDE.findall(text):
+        for d in [os.path.dirname(f)] + list(include_dirs):
+            cand = os.path.join(d, inc)
+            if os.path.isfile(cand):
+                out.append(cand)
+                break
+    return out
 
 
 def c_files(path: str, include_dirs: list[str]) -> list[str]:
-    """A C file and the local headers it includes, recursively (``#include "…"`` looked up
-    next to the including file, then in ``include_dirs``)."""
-    seen, todo = set(), [os.path.realpath(path)]
-    while todo:
-        f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        try:
-            text = Path(f).read_text(errors="replace")
-        except OSError:
-            continue
-        for inc in _INCLUDE.findall(text):
-            for d in [os.path.dirname(f)] + list(include_dirs):
-                cand = os.path.join(d, inc)
-                if os.path.isfile(cand):
-                    todo.append(os.path.realpath(cand))
-                    break
-    return sorted(seen)
+    """A C file and the local headers it includes, recursively (looked up next to the
+    including file, then in ``include_dirs``)."""
+    return _closure(path, lambda f: _includes(f, include_dirs))
 
 
 @lru_cache(maxsize=1)
