@@ -17,6 +17,7 @@ from ccbench.backends.emu import control, doctor
 from ccbench.config import ConfigErrors, load as load_experiment
 
 from test_emu import _ours, _why_not
+from test_emu_bpf import rerun_when_flagged
 
 DATA = Path(__file__).resolve().parent / "data" / "pycc"
 needs_emu = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
@@ -41,6 +42,7 @@ def _phase(flows: pl.DataFrame, a: float, b: float) -> tuple[float, pl.DataFrame
 
 
 @needs_emu
+@rerun_when_flagged
 def test_the_pacing_rate_command_sets_a_kernel_flows_rate(tmp_path):
     out = tmp_path / "rate"
     res = ccbench.run(_yaml(tmp_path, "StepRate"), out, backend="emu")

@@ -31,6 +31,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_the_quickstart(tmp_path):
     # the dependencies (numpy, polars, ...) from this venv, after the new venv's own packages
     (Path(site) / "deps-from-test.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                    "--ignore-installed",
                     str(wheel)], check=True, timeout=300, capture_output=True)
     work = tmp_path / "elsewhere"
     work.mkdir()
