@@ -278,6 +278,17 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
             errs.error(base + (k,), f"unknown sweep key {show(k)}",
                        (f'did you mean "{close[0]}"? ' if close else "")
                        + "valid keys: " + ", ".join(SWEEP_KEYS), k)
+    _sweep_axes(sw, c, errs, base)
+    _sweep_zips(sw, c, errs, base)
+    _sweep_variants(sw, c, errs, base)
+    _sweep_derive(sw, c, errs, base)
+    _sweep_filters(sw, c, errs, base)
+    _sweep_options(sw, c, errs, base)
+    _check_names(c, errs)
+
+
+def _sweep_axes(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``axes:``: one dimension per axis."""
     axes = sw.get("axes")
     if axes is not None and _mapping(axes, base + ("axes",), errs,
                                      "axes: {central.queue: [100, 200], ...}"):
@@ -285,6 +296,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
             a = _axis(k, v, base + ("axes", k), errs)
             if a is not None:
                 c.dims.append(Dim([a], len(a.values)))
+
+
+def _sweep_zips(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``zip:``: one dimension per group of axes that move together."""
     zips = sw.get("zip")
     if zips is not None:
         groups = zips if isinstance(zips, list) else [zips]
@@ -303,6 +318,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
                 continue
             if members:
                 c.dims.append(Dim(members, len(members[0].values)))
+
+
+def _sweep_variants(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``variants:``: named sets of key paths, the first dimension."""
     variants = sw.get("variants")
     if variants is not None and _mapping(variants, base + ("variants",), errs,
                                          "variants: {name: {key.path: value, ...}, ...}"):
@@ -326,6 +345,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
             vs.append((str(name), sets))
         if vs:
             c.dims.insert(0, Dim([], len(vs), variants=vs))
+
+
+def _sweep_derive(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``derive:``: values computed from the point's other values."""
     der = sw.get("derive")
     if der is not None and _mapping(der, base + ("derive",), errs,
                                     "derive: {central.queue: \"unit(2 * bdp(central.rate, "
@@ -341,6 +364,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
                 c.derived.append(Derived(np_[0], np_[1], Expr(text), w))
             except ExprError as e:
                 errs.error(w, str(e), "see docs/campaigns.md, \"Derived values\"", text)
+
+
+def _sweep_filters(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``where:`` and ``exclude:``: the points kept and dropped."""
     for key in ("where", "exclude"):
         v = sw.get(key)
         if v is None:
@@ -361,6 +388,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
                            "write an expression string" + (", or a mapping {axis: value} of "
                                                            "the points to drop"
                                                            if key == "exclude" else ""), item)
+
+
+def _sweep_options(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``label:``, ``repeats:`` and ``seeds:``."""
     if "label" in sw:
         if not isinstance(sw["label"], str):
             errs.error(base + ("label",), f"{show(sw['label'])} is not a label template",
@@ -376,7 +407,6 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
                        "seeds at every point, one per repeat)", sw["seeds"])
         else:
             c.seeds = sw["seeds"]
-    _check_names(c, errs)
 
 
 def _repeats(v, where, errs) -> int:
