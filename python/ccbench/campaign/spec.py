@@ -491,48 +491,7 @@ def parse_campaign(doc: Any, *, source: str = "<string>", base_dir: str | None =
     c = Campaign(doc={}, source=source, campaign_file=source,
                  name=os.path.splitext(os.path.basename(source))[0] or "campaign")
     if "base" in doc:
-        for k in doc:
-            if k not in CAMPAIGN_KEYS:
-                errs.error((k,), f"unknown key {show(k)} in a campaign file with base:",
-                           "valid keys: " + ", ".join(CAMPAIGN_KEYS)
-                           + "; change experiment keys with overrides: {key.path: value}", k)
-        b = doc["base"]
-        if not isinstance(b, str):
-            errs.error(("base",), f"{show(b)} is not a file name", "base: experiment.yaml", b)
-            raise ConfigErrors(errs.errors)
-        bpath = b if os.path.isabs(b) else os.path.join(base_dir, b)
-        try:
-            src: Source = read_yaml(bpath)
-        except ConfigErrors as e:
-            errs.error(("base",), f"cannot read the base experiment {show(b)}: "
-                       f"{e.errors[0].message}", "the path is relative to the campaign file", b)
-            raise ConfigErrors(errs.errors) from None
-        base = src.data
-        if not isinstance(base, dict):
-            errs.error(("base",), f"{show(b)} is not a native experiment (a mapping)",
-                       "CoCo-Beholder layouts cannot be swept directly; write a native file", b)
-            raise ConfigErrors(errs.errors)
-        if "sweep" in base:
-            errs.error(("base",), f"the base experiment {show(b)} has its own sweep:",
-                       "a base is one experiment; move its sweep into this file", b)
-        c.doc = copy.deepcopy(base)
-        c.source = bpath
-        if "name" in doc:
-            c.name = str(doc["name"])
-        ov = doc.get("overrides")
-        if ov is not None and _mapping(ov, ("overrides",), errs,
-                                       "overrides: {central.rate: 50Mbit, duration: 10}"):
-            from .paths import set_path
-            for p, v in ov.items():
-                try:
-                    if not _is_path_key(str(p)):
-                        raise PathError(f"{show(p)} is not a key path of an experiment")
-                    set_path(c.doc, parse_path(p), v)
-                except PathError as e:
-                    errs.error(("overrides", p), str(e), "", p)
-        sweep_doc = doc.get("sweep")
-        reps = doc.get("repeats")
-        expect_doc = doc.get("expect")
+        sweep_doc, reps, expect_doc = _campaign_on_base(doc, c, base_dir, errs)
     else:
         sweep_doc = doc.pop("sweep", None)
         expect_doc = doc.pop("expect", None)  # over aggregates, not a run's own expect:
@@ -566,6 +525,54 @@ def parse_campaign(doc: Any, *, source: str = "<string>", base_dir: str | None =
     if errs:
         raise ConfigErrors(errs.errors)
     return c
+
+
+def _campaign_on_base(doc: dict, c: Campaign, base_dir: str, errs: Collector):
+    """A campaign file with ``base:``: the base experiment read into ``c.doc`` with the
+    file's ``overrides:``; returns the file's (sweep, repeats, expect)."""
+    for k in doc:
+        if k not in CAMPAIGN_KEYS:
+            errs.error((k,), f"unknown key {show(k)} in a campaign file with base:",
+                       "valid keys: " + ", ".join(CAMPAIGN_KEYS)
+                       + "; change experiment keys with overrides: {key.path: value}", k)
+    b = doc["base"]
+    if not isinstance(b, str):
+        errs.error(("base",), f"{show(b)} is not a file name", "base: experiment.yaml", b)
+        raise ConfigErrors(errs.errors)
+    bpath = b if os.path.isabs(b) else os.path.join(base_dir, b)
+    try:
+        src: Source = read_yaml(bpath)
+    except ConfigErrors as e:
+        errs.error(("base",), f"cannot read the base experiment {show(b)}: "
+                   f"{e.errors[0].message}", "the path is relative to the campaign file", b)
+        raise ConfigErrors(errs.errors) from None
+    base = src.data
+    if not isinstance(base, dict):
+        errs.error(("base",), f"{show(b)} is not a native experiment (a mapping)",
+                   "CoCo-Beholder layouts cannot be swept directly; write a native file", b)
+        raise ConfigErrors(errs.errors)
+    if "sweep" in base:
+        errs.error(("base",), f"the base experiment {show(b)} has its own sweep:",
+                   "a base is one experiment; move its sweep into this file", b)
+    c.doc = copy.deepcopy(base)
+    c.source = bpath
+    if "name" in doc:
+        c.name = str(doc["name"])
+    ov = doc.get("overrides")
+    if ov is not None and _mapping(ov, ("overrides",), errs,
+                                   "overrides: {central.rate: 50Mbit, duration: 10}"):
+        from .paths import set_path
+        for p, v in ov.items():
+            try:
+                if not _is_path_key(str(p)):
+                    raise PathError(f"{show(p)} is not a key path of an experiment")
+                set_path(c.doc, parse_path(p), v)
+            except PathError as e:
+                errs.error(("overrides", p), str(e), "", p)
+    sweep_doc = doc.get("sweep")
+    reps = doc.get("repeats")
+    expect_doc = doc.get("expect")
+    return sweep_doc, reps, expect_doc
 
 
 def load_campaign(path: str | os.PathLike) -> Campaign:
