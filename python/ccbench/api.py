@@ -14,6 +14,7 @@ through ``ccbench.campaign``, the catalogue through ``ccbench.catalogue``): expe
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import functools
 import hashlib
@@ -181,8 +182,61 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     chunks of at least ``spill_rows`` rows while the run goes on (default: the environment's
     CCBENCH_SPILL_ROWS, else ``results.spill.SPILL_ROWS``; docs/robustness.md): the tables
     written are the same whatever the chunk size."""
-    from .backends import sim as _sim
+    _check_run_args(backend, spill_rows)
+    plan = _prepare_run(experiment, out_dir, seed=seed, packets=packets, source=source,
+                        backend=backend, budget=budget, memory_budget=memory_budget)
+    temps = _run_temporaries(plan, backend, pcap)
+    try:
+        done = _execute_run(plan, temps, backend=backend, progress=progress, pcap=pcap,
+                            spill_rows=spill_rows)
+    except BaseException:
+        _remove_temporaries(temps)
+        raise
+    # the metadata is built inside the try whose finally removes the temporaries: an
+    # interrupt there (git rev-parse may take a while) must not leave the spill behind
+    try:
+        path = _record_run(plan, done, temps, backend=backend, overwrite=overwrite)
+    finally:
+        _remove_temporaries(temps)
+    if temps.cap_dir is not None:
+        from .capture.export import write_mapping
+        write_mapping(load(path), path / "pcap")
+    if reload:
+        done.tables = None  # read back from disk below: never hold the computed and loaded copies at once
+        return load(path)
+    return _results_as_computed(path, done.tables)
 
+
+@dataclasses.dataclass
+class _RunPlan:
+    """What `run` runs and where: the experiment as the backend receives it (without its
+    expectations, which go to the metadata only), its source and the results directory."""
+    exp: dict
+    expectations: object
+    source: str | None
+    out_dir: Path | str
+
+
+@dataclasses.dataclass
+class _RunTemporaries:
+    """The run's temporary folders beside its results directory: pcapng captures being
+    written (``pcap`` runs) and the simulator's spilled records (results/spill.py)."""
+    cap_dir: Path | None = None
+    spill_dir: Path | None = None
+
+
+@dataclasses.dataclass
+class _RunOutput:
+    """What the backend gave: its tables, its own metadata (``sim`` statistics or the
+    emulator's), the capture summary and the wall time."""
+    tables: dict | None
+    stats: dict | None
+    emu_meta: dict | None
+    cap_summary: dict | None
+    wall: float
+
+
+def _check_run_args(backend: str, spill_rows) -> None:
     if backend == "both":
         raise ValueError("backend 'both' writes three directories: use ccbench.run_both")
     if backend not in ("sim", "emu"):
@@ -194,6 +248,12 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         raise ValueError(f"spill_rows must be a positive number of rows, got {spill_rows!r} "
                          "(None: CCBENCH_SPILL_ROWS or results.spill.SPILL_ROWS)")
 
+
+def _prepare_run(experiment, out_dir, *, seed, packets, source, backend, budget,
+                 memory_budget) -> _RunPlan:
+    """Resolve the experiment, apply the overrides, name the results directory and check
+    the run's memory and time budget (ccbench.budget)."""
+    from .backends import sim as _sim
     if not isinstance(experiment, dict):
         source = source or str(experiment)
         experiment = load_experiment(experiment, seed=seed)
@@ -214,80 +274,93 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     disk_dir = next((p for p in Path(out_dir).absolute().parents if p.exists()), None)
     _budget.check(exp, memory_budget=memory_budget, enabled=budget, streamed=streamed,
                   disk_dir=disk_dir if streamed else None)
-    emu_meta = stats = None
-    cap_dir = cap_summary = spill_dir = None
-    import shutil
+    return _RunPlan(exp=exp, expectations=expectations, source=source, out_dir=out_dir)
+
+
+def _run_temporaries(plan: _RunPlan, backend: str, pcap: int | None) -> _RunTemporaries:
     import tempfile
-    Path(out_dir).parent.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(plan.out_dir)
+    temps = _RunTemporaries()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
     if pcap is not None:
-        from .capture import export as _cap
-        cap_dir = Path(tempfile.mkdtemp(prefix=f".{Path(out_dir).name}.pcap-",
-                                        dir=Path(out_dir).parent))
+        temps.cap_dir = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.pcap-", dir=out_dir.parent))
     if backend == "sim":
         # The records that grow with the run go to disk in chunks while it runs
         # (results/spill.py); a killed run's folder is a stale temporary (results/writer.py).
         import os
-        from .results.spill import Spill, spill_rows as default_spill_rows
-        spill_dir = Path(tempfile.mkdtemp(prefix=f".{Path(out_dir).name}.tmp-{os.getpid()}-spill-",
-                                          dir=Path(out_dir).parent))
-    try:
-        if backend == "emu":
-            from .backends import emu as _emu
-            if cap_dir is not None:
-                tables, emu_meta, wall = _emu.emulate(exp, progress=progress,
-                                                      capture=_cap.capture_config(exp, cap_dir / "pcap", pcap))
-                cap_summary = _cap.summary_of({"capture": emu_meta.pop("capture", None)})
-            else:
-                tables, emu_meta, wall = _emu.emulate(exp, progress=progress)
-        else:
-            capture = _cap.capture_config(exp, cap_dir / "pcap", pcap) if cap_dir else None
-            rows = int(spill_rows) if spill_rows is not None else default_spill_rows()
-            tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture,
-                                                spill=Spill(spill_dir, rows))
-            if capture:
-                cap_summary = _cap.summary_of(stats)
-                stats = {k: v for k, v in stats.items() if k != "capture"}
-    except BaseException:
-        for d in (cap_dir, spill_dir):
-            if d is not None:
-                shutil.rmtree(d, ignore_errors=True)
-        raise
-    # the metadata is built inside the try whose finally removes the temporaries: an
-    # interrupt there (git rev-parse may take a while) must not leave the spill behind
-    try:
-        from . import _core
-        meta = {
-            "ccbench_version": __version__,
-            "core_version": _core.__version__,
-            "backend": backend,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "source": source,
-            "experiment": exp,
-            "experiment_sha256": hashlib.sha256(
-                __import__("json").dumps(exp, sort_keys=True).encode()).hexdigest(),
-            "seed": exp.get("seed"),
-            "wall_time_s": wall,
-            **({"emu": emu_meta} if backend == "emu" else {"sim": stats}),
-            "host": {"python": platform.python_version(), "platform": platform.platform()},
-            "git_commit": _git_commit(),
-            **({"expect": expectations} if expectations else {}),
-            **({"capture": cap_summary} if cap_summary else {}),
-        }
-        path = write_results(out_dir, tables, meta, overwrite=overwrite,
-                             extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None)
-    finally:
-        for d in (cap_dir, spill_dir):
-            if d is not None:
-                shutil.rmtree(d, ignore_errors=True)
+        temps.spill_dir = Path(tempfile.mkdtemp(
+            prefix=f".{out_dir.name}.tmp-{os.getpid()}-spill-", dir=out_dir.parent))
+    return temps
+
+
+def _remove_temporaries(temps: _RunTemporaries) -> None:
+    import shutil
+    for d in (temps.cap_dir, temps.spill_dir):
+        if d is not None:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, pcap,
+                 spill_rows) -> _RunOutput:
+    """Run the experiment on the backend, capturing into ``temps.cap_dir`` if asked."""
+    exp, cap_dir = plan.exp, temps.cap_dir
+    emu_meta = stats = cap_summary = None
     if cap_dir is not None:
-        from .capture.export import write_mapping
-        write_mapping(load(path), path / "pcap")
-    if reload:
-        tables = None  # read back from disk below: never hold the computed and loaded copies at once
-        return load(path)
+        from .capture import export as _cap
+    if backend == "emu":
+        from .backends import emu as _emu
+        if cap_dir is not None:
+            tables, emu_meta, wall = _emu.emulate(exp, progress=progress,
+                                                  capture=_cap.capture_config(exp, cap_dir / "pcap", pcap))
+            cap_summary = _cap.summary_of({"capture": emu_meta.pop("capture", None)})
+        else:
+            tables, emu_meta, wall = _emu.emulate(exp, progress=progress)
+    else:
+        from .backends import sim as _sim
+        from .results.spill import Spill, spill_rows as default_spill_rows
+        capture = _cap.capture_config(exp, cap_dir / "pcap", pcap) if cap_dir else None
+        rows = int(spill_rows) if spill_rows is not None else default_spill_rows()
+        tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture,
+                                            spill=Spill(temps.spill_dir, rows))
+        if capture:
+            cap_summary = _cap.summary_of(stats)
+            stats = {k: v for k, v in stats.items() if k != "capture"}
+    return _RunOutput(tables=tables, stats=stats, emu_meta=emu_meta, cap_summary=cap_summary,
+                      wall=wall)
+
+
+def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, backend,
+                overwrite) -> Path:
+    """Write the results directory: the tables, the metadata and the captures."""
+    from . import _core
+    exp = plan.exp
+    meta = {
+        "ccbench_version": __version__,
+        "core_version": _core.__version__,
+        "backend": backend,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "source": plan.source,
+        "experiment": exp,
+        "experiment_sha256": hashlib.sha256(json.dumps(exp, sort_keys=True).encode()).hexdigest(),
+        "seed": exp.get("seed"),
+        "wall_time_s": done.wall,
+        **({"emu": done.emu_meta} if backend == "emu" else {"sim": done.stats}),
+        "host": {"python": platform.python_version(), "platform": platform.platform()},
+        "git_commit": _git_commit(),
+        **({"expect": plan.expectations} if plan.expectations else {}),
+        **({"capture": done.cap_summary} if done.cap_summary else {}),
+    }
+    cap_dir = temps.cap_dir
+    return write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
+                         extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None)
+
+
+def _results_as_computed(path: Path, tables: dict) -> Results:
+    """The `Results` of a run not read back (``reload=False``): the computed tables, with
+    the metadata as written."""
     from .results import TABLES, unread
     import polars as pl
-    written = __import__("json").loads((path / "metadata.json").read_text())
+    written = json.loads((path / "metadata.json").read_text())
     # a table spilled during the run is read from its Parquet file when first used
     return Results(path=path, meta=written, **{
         t: (v if v is None or isinstance(v, pl.DataFrame) else unread())

@@ -185,6 +185,28 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
     est.flows = len(flows)
     record = exp.get("record_packets", True) if packets is None else packets
 
+    sent, elastic, hops = _flow_bits(est, exp, flows, links, pkt, duration_s)
+    _share_links(sent, elastic, flows, links, duration_s)
+    bits = sum(sent)
+    est.packets = bits / (pkt * 8)
+    samples = duration_s / sample_s + 1     # at 0 and every interval up to the end
+    est.flow_samples = samples * len(flows)
+    est.queue_samples = samples * len(links)
+    est.interval_rows = samples * len(flows)
+    _delay_steps(est, links, duration_s)
+    _hist_buckets(est, exp, flows, links, pkt)
+    est.events = (est.packets * (hops / 2 + 1) * 1.5 + samples * (1 + len(flows))
+                  + est.conns * 12 + est.delay_steps + est.toggles)
+    _memory(est, record=record, streamed=streamed, n_flows=len(flows))
+    est.wall_s = est.events / EVENTS_PER_S
+    return est
+
+
+def _flow_bits(est: Estimate, exp: dict, flows: list, links: dict, pkt: int,
+               duration_s: float) -> tuple[list[float], list[bool], float]:
+    """The bits each flow can send, whether it is elastic (TCP: slowed by the links) or not
+    (UDP), and the longest round trip in links; counts ``est``'s connections and on/off
+    toggles."""
     sent: list[float] = []       # bits each flow can send
     elastic: list[bool] = []     # TCP (slowed by the links) or UDP (is not)
     hops = 0.0
@@ -204,6 +226,12 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
         sent.append(bits)
         elastic.append(f.get("scheme") != "udp")
         hops = max(hops, len(f.get("path", [])) + len(f.get("rev_path", [])))
+    return sent, elastic, hops
+
+
+def _share_links(sent: list[float], elastic: list[bool], flows: list, links: dict,
+                 duration_s: float) -> None:
+    """Scale ``sent`` down where the flows crossing a link would exceed it."""
     # each link carries at most rate x duration: scale the elastic flows crossing a
     # saturated link down, slowest link first (a rough max-min share)
     crossing: dict[int, list[int]] = {}
@@ -220,12 +248,10 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
             for k in crossing[i]:
                 if elastic[k]:
                     sent[k] *= scale
-    bits = sum(sent)
-    est.packets = bits / (pkt * 8)
-    samples = duration_s / sample_s + 1     # at 0 and every interval up to the end
-    est.flow_samples = samples * len(flows)
-    est.queue_samples = samples * len(links)
-    est.interval_rows = samples * len(flows)
+
+
+def _delay_steps(est: Estimate, links: dict, duration_s: float) -> None:
+    """The delay schedules' steps over the run."""
     for ln in links.values():
         sched = ln.get("delay_schedule") or {}
         kind = sched.get("kind")
@@ -237,6 +263,9 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
             est.delay_steps += 64 * duration_s * 1e9 / sched["period_ns"]
         elif kind == "series":
             est.delay_steps += len(sched.get("points", []))
+
+
+def _hist_buckets(est: Estimate, exp: dict, flows: list, links: dict, pkt: int) -> None:
     # the one-way-delay histogram: a dense vector per flow up to the largest delay seen;
     # bound the delay by the base RTT plus a full queue at the slowest link on the path
     bucket = max(exp.get("hist_bucket_ns") or 10_000, 1)
@@ -248,8 +277,11 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
             if ln.get("rate_bps") and q.get("packets"):
                 worst += q["packets"] * pkt * 8 / ln["rate_bps"] * 1e9
         est.hist_buckets += worst / bucket
-    est.events = (est.packets * (hops / 2 + 1) * 1.5 + samples * (1 + len(flows))
-                  + est.conns * 12 + est.delay_steps + est.toggles)
+
+
+def _memory(est: Estimate, *, record: bool, streamed: bool, n_flows: int) -> None:
+    """The memory held (``parts``, largest first, and their sum over the baseline) and, for a
+    streamed run, the disk written."""
     held = [("per-packet records" if record else "packets in flight",
              est.packets * BYTES_PER_PACKET if record else 0.0),
             ("flow samples", est.flow_samples * BYTES_PER_FLOW_SAMPLE),
@@ -264,7 +296,7 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
         ("short-flow connections", est.conns * BYTES_PER_CONN),
         ("delay-schedule steps", est.delay_steps * BYTES_PER_DELAY_STEP),
         ("delay histograms", est.hist_buckets * BYTES_PER_HIST_BUCKET),
-        ("flow state", len(flows) * BYTES_PER_FLOW),
+        ("flow state", n_flows * BYTES_PER_FLOW),
     ]
     if streamed:
         est.disk_bytes = (est.packets * DISK_PER_PACKET * record
@@ -272,8 +304,6 @@ def estimate(exp: dict, *, packets: bool | None = None, streamed: bool = True) -
                           + est.queue_samples * DISK_PER_QUEUE_SAMPLE)
     est.parts = sorted(parts, key=lambda p: -p[1])
     est.memory_bytes = BASELINE_BYTES + sum(b for _, b in parts)
-    est.wall_s = est.events / EVENTS_PER_S
-    return est
 
 
 def _hint() -> str:

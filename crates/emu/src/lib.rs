@@ -10,7 +10,6 @@
 //! * [`columns`]: append-only columns written as raw little-endian files that the Python side
 //!   turns into polars Series (the same approach as the simulator's bindings).
 //! * [`runtime`]: the runtime configuration the Python backend hands to the engine.
-//! * [`workload`]: the simulator's Poisson arrival and flow-size generator (agent arrivals).
 //!
 //! See docs/emulation.md for the design, the timing strategy and what is recorded.
 
@@ -21,4 +20,3 @@ pub mod columns;
 pub mod engine;
 pub mod packet;
 pub mod runtime;
-pub mod workload;

@@ -2,19 +2,22 @@
 //! (being serialised) and packets propagating are not in it, so a buffer limit never mixes
 //! with the propagation delay (unlike netem's `limit`).
 //!
-//! This file has the configuration (`QueueConfig`, as it appears in the resolved experiment),
-//! the [`Qdisc`] trait, the timestamped FIFO the disciplines share, and the two plain FIFOs
-//! (droptail, drophead). The AQMs live in [`crate::qdisc`]: RED, CoDel, FQ-CoDel, PIE, FQ-PIE.
+//! This file has the configuration (`QueueConfig`, as it appears in the resolved experiment)
+//! that builds every discipline, and the two plain FIFOs (droptail, drophead). The [`Qdisc`]
+//! trait, the timestamped FIFO the disciplines share and the AQMs (RED, CoDel, FQ-CoDel, PIE,
+//! FQ-PIE) live in [`crate::qdisc`], which does not use this file.
 //!
 //! Sizes are IP bytes (`PktMeta::size`) everywhere, where Linux counts `qdisc_pkt_len` (IP +
 //! 14-byte Ethernet header): byte limits, backlogs, DRR quanta and the AQMs' `mtu` tests.
 
-use std::collections::VecDeque;
-
 use serde::Deserialize;
 
 use crate::qdisc::{codel, fq_codel, fq_pie, pie, red};
-use crate::{Nanos, PktMeta, Rng, ECN_CE};
+use crate::qdisc::{over_limit, set_ce, Fifo};
+use crate::{Nanos, PktMeta, Rng};
+
+/// The interface of every discipline, defined in [`crate::qdisc`].
+pub use crate::qdisc::Qdisc;
 
 /// Stream tag of the queue RNGs: a link's queue draws from `Rng::new(seed, QDISC_STREAM ^ id)`.
 pub const QDISC_STREAM: u64 = 0x51D1_5C00_0000_0000;
@@ -93,78 +96,6 @@ impl QueueConfig {
             QueueConfig::Pie(c) => Box::new(pie::Pie::new(c, rng)),
             QueueConfig::FqPie(c) => Box::new(fq_pie::FqPie::new(c, rng)),
         }
-    }
-}
-
-/// The interface every queue discipline implements. Drops are reported through `drops`
-/// so that disciplines that drop other packets than the arriving one (drop-head, AQMs at
-/// dequeue) fit the same interface. `now` never decreases between calls.
-pub trait Qdisc: Send {
-    /// Offer a packet at time `now`; dropped packets (possibly this one) are pushed to `drops`.
-    fn enqueue(&mut self, now: Nanos, pkt: PktMeta, drops: &mut Vec<PktMeta>);
-    /// Take the next packet to serialise, if any; packets dropped at dequeue go to `drops`.
-    fn dequeue(&mut self, now: Nanos, drops: &mut Vec<PktMeta>) -> Option<PktMeta>;
-    fn len_packets(&self) -> usize;
-    fn len_bytes(&self) -> u64;
-    /// Packets CE-marked by this queue since it was built (a packet that arrives already CE
-    /// is not counted again).
-    fn marks(&self) -> u64 {
-        0
-    }
-    /// Sojourn time of the packet most recently *dequeued for transmission* (its dequeue time
-    /// minus its enqueue time; packets dropped at dequeue do not count), `None` before the
-    /// first one. This is the delay CoDel controls and what Linux reports as `ldelay`.
-    fn sojourn_ns(&self) -> Option<Nanos> {
-        None
-    }
-}
-
-/// The codepoint change of a CE mark (Linux `INET_ECN_set_ce`): returns whether the packet is
-/// ECN-capable (then it carries CE and must not be dropped); `marks` counts ECT→CE changes.
-#[inline]
-pub(crate) fn set_ce(pkt: &mut PktMeta, marks: &mut u64) -> bool {
-    if !pkt.is_ect() {
-        return false;
-    }
-    if pkt.ecn != ECN_CE {
-        pkt.ecn = ECN_CE;
-        *marks += 1;
-    }
-    true
-}
-
-/// Would a packet of `size` bytes exceed a limit of a queue holding `len` packets and `bytes`?
-#[inline]
-pub(crate) fn over_limit(packets: Option<u32>, bytes: Option<u64>, len: usize, held: u64, size: u32) -> bool {
-    packets.is_some_and(|l| len as u64 >= l as u64) || bytes.is_some_and(|l| held + size as u64 > l)
-}
-
-/// A FIFO of packets with their enqueue times, counting bytes.
-#[derive(Default)]
-pub(crate) struct Fifo {
-    q: VecDeque<(PktMeta, Nanos)>,
-    bytes: u64,
-}
-
-impl Fifo {
-    #[inline]
-    pub fn push(&mut self, pkt: PktMeta, now: Nanos) {
-        self.bytes += pkt.size as u64;
-        self.q.push_back((pkt, now));
-    }
-    #[inline]
-    pub fn pop(&mut self) -> Option<(PktMeta, Nanos)> {
-        let e = self.q.pop_front()?;
-        self.bytes -= e.0.size as u64;
-        Some(e)
-    }
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-    #[inline]
-    pub fn bytes(&self) -> u64 {
-        self.bytes
     }
 }
 

@@ -935,12 +935,6 @@ impl Sim {
     }
 }
 
-/// Convenience: run a resolved experiment given as JSON to completion.
-pub fn run_json(json: &str) -> Result<Output, String> {
-    let exp = crate::experiment::from_json(json)?;
-    Ok(Sim::new(&exp)?.finish())
-}
-
 #[cfg(test)]
 #[path = "workload_tests.rs"]
 mod workload_tests;

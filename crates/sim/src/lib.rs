@@ -17,6 +17,6 @@ pub mod output;
 pub mod tcp;
 pub mod workload;
 
-pub use engine::{run_json, Sim};
+pub use engine::Sim;
 pub use experiment::Experiment;
 pub use output::{Col, Output, Table};

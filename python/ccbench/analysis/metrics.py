@@ -161,12 +161,33 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
     from ..budget import check_interval
     check_interval(interval, exp["duration_ns"], len(g.curves) + 1)
     I_ns = _interval_ns(interval)
-    I_s = I_ns / 1e9
     cmap = curve_map(g)
     gather = gather_packets if mode == "packets" else gather_aggregate
     sent, tot, slots, quantiles = gather(results, cmap, I_ns)
+    stats = _curve_stats(g, _ByCurve(sent), _ByCurve(tot), quantiles)
 
-    sent, tot = _ByCurve(sent), _ByCurve(tot)
+    # Slots: K = ceil(max end / I), except that a last arrival exactly on a slot boundary opens
+    # slot end/I (CoCo-Beholder would index past its array there): K = floor(max end / I) + 1.
+    ends = [s.end_ns for s in stats if s.end_ns is not None]
+    K = (max(ends) // I_ns + 1) if ends else 0
+
+    per_interval, rates = _per_interval(stats, slots, I_ns, K)
+    jain = _jain_per_slot(rates, I_ns / 1e9)
+    summ = _summary_rows(stats, per_interval, stat_mode)
+    summary = pl.DataFrame(summ, schema=_SUMMARY_SCHEMA)
+    if stat_mode == "slot-mean":
+        overall = float(jain["jain"].mean()) if jain.height else None
+    else:
+        overall = jain_index([r["avg_tput_mbps"] for r in summ if r["avg_tput_mbps"] is not None])
+
+    return Analysis(grouping=g, interval=interval, interval_ns=I_ns, mode=mode,
+                    stat_mode=stat_mode, n_slots=int(K), per_interval=per_interval, jain=jain,
+                    summary=summary, overall_jain=overall, curve_stats=stats, _results=results)
+
+
+def _curve_stats(g: Grouping, sent: _ByCurve, tot: _ByCurve, quantiles) -> list[CurveStats]:
+    """Each curve's exact totals from the gathered per-curve sums (``quantiles(ci, n)``:
+    its median and p95 delay)."""
     stats: list[CurveStats] = []
     for ci, c in enumerate(g.curves):
         bytes_sent = int(sent.get(ci, "bytes_sent", 0) or 0)
@@ -183,15 +204,20 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
                             int(tot.get(ci, "delay_sum_ns")), bytes_sent,
                             bytes_sent - dbytes, med, p95, bytes_dropped)
         stats.append(st)
+    return stats
 
-    # Slots: K = ceil(max end / I), except that a last arrival exactly on a slot boundary opens
-    # slot end/I (CoCo-Beholder would index past its array there): K = floor(max end / I) + 1.
-    ends = [s.end_ns for s in stats if s.end_ns is not None]
-    K = (max(ends) // I_ns + 1) if ends else 0
 
-    # Per-interval rates and delays on active slots.
-    C = len(g.curves)
-    rates = np.full((C, K), np.nan)
+_PER_INTERVAL_SCHEMA = {"curve": pl.String, "slot": pl.Int64, "t_s": pl.Float64,
+                       "bytes": pl.Int64, "packets": pl.Int64, "rate_mbps": pl.Float64,
+                       "delay_ms": pl.Float64}
+
+
+def _per_interval(stats: list[CurveStats], slots: pl.DataFrame, I_ns: int,
+                  K: int) -> tuple[pl.DataFrame, np.ndarray]:
+    """Per-interval rates and delays on each curve's active slots (from its first to its last
+    arrival): the per_interval table, and the rates as a curves × K array (NaN: inactive)."""
+    I_s = I_ns / 1e9
+    rates = np.full((len(stats), K), np.nan)
     rows = []
     by_ci = {k[0]: v for k, v in slots.partition_by("ci", as_dict=True).items()} \
         if slots.height else {}
@@ -216,31 +242,44 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
             "curve": [st.curve.label] * ks.shape[0], "slot": ks, "t_s": ks * I_s,
             "bytes": b, "packets": p, "rate_mbps": r,
             "delay_ms": pl.Series(dm, nan_to_null=True)}))
-    per_interval_schema = {"curve": pl.String, "slot": pl.Int64, "t_s": pl.Float64,
-                           "bytes": pl.Int64, "packets": pl.Int64, "rate_mbps": pl.Float64,
-                           "delay_ms": pl.Float64}
-    per_interval = (pl.concat(rows) if rows else pl.DataFrame(schema=per_interval_schema))
-    per_interval = per_interval.cast(per_interval_schema)
+    per_interval = (pl.concat(rows) if rows else pl.DataFrame(schema=_PER_INTERVAL_SCHEMA))
+    return per_interval.cast(_PER_INTERVAL_SCHEMA), rates
 
-    # Per-interval Jain's index over the curves active in each slot (sequential sums, as CoCo).
+
+def _jain_per_slot(rates: np.ndarray, I_s: float) -> pl.DataFrame:
+    """Per-interval Jain's index over the curves active in each slot (sequential sums, as
+    CoCo)."""
+    K = rates.shape[1]
     n_act = np.zeros(K, dtype=np.int64)
     s1 = np.zeros(K)
     s2 = np.zeros(K)
-    for ci in range(C):
+    for ci in range(rates.shape[0]):
         act = ~np.isnan(rates[ci])
         n_act += act
         s1 += np.where(act, rates[ci], 0.0)
         s2 += np.where(act, rates[ci] ** 2, 0.0)
     ok = (n_act > 0) & (s2 != 0.0)
     ks = np.nonzero(ok)[0].astype(np.int64)
-    jain = pl.DataFrame({"slot": ks, "t_s": ks * I_s, "n_curves": n_act[ok],
+    return pl.DataFrame({"slot": ks, "t_s": ks * I_s, "n_curves": n_act[ok],
                          "jain": s1[ok] ** 2 / (n_act[ok].astype(np.float64) * s2[ok])},
                         schema={"slot": pl.Int64, "t_s": pl.Float64, "n_curves": pl.Int64,
                                 "jain": pl.Float64})
 
-    # Whole-duration statistics.
+
+_SUMMARY_SCHEMA = {
+    "curve": pl.String, "flows": pl.List(pl.Int64), "packets": pl.Int64,
+    "avg_tput_mbps": pl.Float64, "avg_delay_ms": pl.Float64, "mean_delay_ms": pl.Float64,
+    "median_delay_ms": pl.Float64, "p95_delay_ms": pl.Float64, "loss_pct": pl.Float64,
+    "bytes_sent": pl.Int64, "bytes_dropped": pl.Int64, "bytes_in_flight_end": pl.Int64,
+    "coco_loss_pct": pl.Float64, "bytes_lost": pl.Int64, "start_s": pl.Float64,
+    "end_s": pl.Float64}
+
+
+def _summary_rows(stats: list[CurveStats], per_interval: pl.DataFrame,
+                  stat_mode: str) -> list[dict]:
+    """The whole-duration statistics of each curve, one row each (_SUMMARY_SCHEMA)."""
     summ = []
-    for ci, st in enumerate(stats):
+    for st in stats:
         avg = None
         if st.start_ns is not None and st.end_ns - st.start_ns >= MIN_DURATION_NS:
             avg = (st.delivered_bytes * 8) / (((st.end_ns - st.start_ns) / 1e9) * 1e6)
@@ -262,17 +301,4 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
             "coco_loss_pct": coco_loss, "bytes_lost": st.bytes_lost,
             "start_s": None if st.start_ns is None else st.start_ns / 1e9,
             "end_s": None if st.end_ns is None else st.end_ns / 1e9})
-    summary = pl.DataFrame(summ, schema={
-        "curve": pl.String, "flows": pl.List(pl.Int64), "packets": pl.Int64,
-        "avg_tput_mbps": pl.Float64, "avg_delay_ms": pl.Float64, "mean_delay_ms": pl.Float64, "median_delay_ms": pl.Float64,
-        "p95_delay_ms": pl.Float64, "loss_pct": pl.Float64, "bytes_sent": pl.Int64,
-        "bytes_dropped": pl.Int64, "bytes_in_flight_end": pl.Int64, "coco_loss_pct": pl.Float64,
-        "bytes_lost": pl.Int64, "start_s": pl.Float64, "end_s": pl.Float64})
-    if stat_mode == "slot-mean":
-        overall = float(jain["jain"].mean()) if jain.height else None
-    else:
-        overall = jain_index([r["avg_tput_mbps"] for r in summ if r["avg_tput_mbps"] is not None])
-
-    return Analysis(grouping=g, interval=interval, interval_ns=I_ns, mode=mode,
-                    stat_mode=stat_mode, n_slots=int(K), per_interval=per_interval, jain=jain,
-                    summary=summary, overall_jain=overall, curve_stats=stats, _results=results)
+    return summ

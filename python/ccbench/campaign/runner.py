@@ -112,7 +112,6 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
                  allow_mixed_versions: bool = False, progress: Any = "auto",
                  executor=None, plan: Plan | None = None) -> CampaignResult:
     """Run every unfinished run of a campaign into ``out_dir`` and write its index."""
-    from ..api import __version__
     if backend not in ("sim", "emu"):
         raise ValueError(f"unknown backend {backend!r}: use 'sim' or 'emu'")
     if not isinstance(campaign, Campaign):
@@ -122,108 +121,135 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
     out = Path(out_dir) if out_dir is not None else Path("results") / campaign.name
     t0 = time.perf_counter()
     with Store(out, allow_mixed_versions=allow_mixed_versions) as store:
-        cache = MetricsCache(out)
-        res = CampaignResult(index=pl.DataFrame(), plan=plan, out_dir=out)
-        refs: list[Run] = []  # every run of the plan, without its experiment (the index)
-        seen: set = set()
-        pending: dict[str, Run] = {}  # submitted, not finished
-        lazy_failed: list[Run] = []  # a lazy plan's runs whose point does not resolve
-        dups = [0]
-
-        def todo():
-            """The runs to execute, each resolved as the executor asks for it (a lazy plan
-            keeps no experiment longer than it takes to send it)."""
-            for r in plan.iter_runs():
-                if r.key in seen:  # the same experiment and seed as another run: runs once
-                    dups[0] += 1
-                    if prog is not None:
-                        prog.skip()
-                    continue
-                seen.add(r.key)
-                refs.append(replace(r, experiment=None))
-                if r.error is not None:
-                    lazy_failed.append(refs[-1])
-                elif store.is_done(r.key):
-                    res.skipped += 1
-                    if prog is not None:
-                        prog.skip()
-                else:
-                    pending[r.key] = refs[-1]
-                    yield {"key": r.key, "experiment": r.experiment, "backend": backend,
-                           "out": str(store.run_dir(r.key)), "log": store.log_path,
-                           "source": plan.campaign.campaign_file, "plots": plots}
-
-        prog = None
-        tasks = todo()
+        ses = _Session(store=store, cache=MetricsCache(out),
+                       res=CampaignResult(index=pl.DataFrame(), plan=plan, out_dir=out))
+        tasks = _todo(ses, plan, backend=backend, plots=plots)
         first = next(tasks, None)  # is there anything to run at all?
         own = executor is None
         if first is not None and own:
             executor = make_executor(jobs=jobs, dask=dask, backend=backend)
-        res.executor = getattr(executor, "name", "none") if first else "nothing to run"
+        ses.res.executor = getattr(executor, "name", "none") if first else "nothing to run"
         if backend == "emu" and first:
             print("emulation campaign: runs are real time and run one at a time on each "
                   "machine", file=sys.stderr)
-        store.begin(plan, executor=res.executor, backend=backend,
+        store.begin(plan, executor=ses.res.executor, backend=backend,
                     options={"packets": packets, "plots": plots, "jobs": jobs, "dask": dask})
-        prog = Progress(plan.n_runs, res.skipped + dups[0], progress) \
+        ses.prog = Progress(plan.n_runs, ses.res.skipped + ses.dups, progress) \
             if first else None
         tasks = itertools.chain([first], tasks) if first else iter(())
-        last = time.monotonic()
         try:
-            for o in (executor.map(tasks) if first else ()):
-                r = pending.pop(o["key"])
-                text = f"{r.point.label} repeat {r.repeat}"
-                if o["ok"]:
-                    if o.get("files") is not None:
-                        store.commit_files(r.key, o["files"])
-                    store.clear_failure(r.key)
-                    cache.add(r.key, o["rows"], __version__)
-                    res.loop_s += o.get("loop_s") or 0.0
-                    store.log("done", key=r.key, point=r.point.index, repeat=r.repeat,
-                              wall_s=round(o["wall_s"], 4), loop_s=o.get("loop_s"),
-                              host=o.get("host"))
-                else:
-                    info = {"key": r.key, "label": r.point.label, "point": r.point.index,
-                            "repeat": r.repeat, "seed": r.seed, "values": r.point.values,
-                            "error": o["error"], "traceback": o.get("traceback"),
-                            "host": o.get("host")}
-                    store.record_failure(r.key, info)
-                    store.log("failed", key=r.key, error=o["error"])
-                    res.failures.append(info)
-                res.executed += 1
-                prog.update(o["ok"], text + ("" if o["ok"] else f": {o['error']}"))
-                if time.monotonic() - last > CHECKPOINT_S:
-                    cache.save()
-                    write_index(build_index(refs, plan, store, cache), out)
-                    last = time.monotonic()
-            for r in lazy_failed:
-                info = {"key": r.key, "label": r.point.label, "point": r.point.index,
-                        "repeat": r.repeat, "seed": None, "values": r.point.values,
-                        "error": r.error, "traceback": None, "host": None}
-                store.record_failure(r.key, info)
-                res.failures.append(info)
-            # an executor that ended early: say so rather than lose them
-            for k, r in pending.items():
-                res.failures.append({"key": k, "label": r.point.label, "repeat": r.repeat,
-                                     "error": "not run: the executor ended early"})
+            _execute(ses, plan, executor.map(tasks) if first else ())
         except BaseException:
             if own and executor is not None and hasattr(executor, "abort"):
                 executor.abort()
                 executor = None
             raise
         finally:
-            if prog:
-                prog.close()
+            if ses.prog:
+                ses.prog.close()
             if own and executor is not None:
                 executor.close()
-            res.index = build_index(refs, plan, store, cache)
-            cache.save()
-            write_index(res.index, out)
-            res.wall_s = time.perf_counter() - t0
-            store.manifest["updated"] = utc_now()
-            store.manifest["last_session"] = {"executed": res.executed, "skipped": res.skipped,
-                                              "failed": len(res.failures),
-                                              "wall_s": round(res.wall_s, 3)}
-            store.write_manifest()
-            store.log("end", executed=res.executed, failed=len(res.failures))
-    return res
+            _close_session(ses, plan, out, t0)
+    return ses.res
+
+
+@dataclass
+class _Session:
+    """One campaign session's state, shared by its steps: the store and metrics cache, the
+    result being filled, and the runs seen so far."""
+    store: Store
+    cache: MetricsCache
+    res: CampaignResult
+    # every run of the plan, without its experiment (the index)
+    refs: list[Run] = field(default_factory=list)
+    seen: set = field(default_factory=set)
+    pending: dict[str, Run] = field(default_factory=dict)  # submitted, not finished
+    # a lazy plan's runs whose point does not resolve
+    lazy_failed: list[Run] = field(default_factory=list)
+    dups: int = 0
+    prog: Progress | None = None
+
+
+def _todo(ses: _Session, plan: Plan, *, backend: str, plots: bool):
+    """The runs to execute, each resolved as the executor asks for it (a lazy plan keeps no
+    experiment longer than it takes to send it); the others are counted as they go by."""
+    store, res = ses.store, ses.res
+    for r in plan.iter_runs():
+        if r.key in ses.seen:  # the same experiment and seed as another run: runs once
+            ses.dups += 1
+            if ses.prog is not None:
+                ses.prog.skip()
+            continue
+        ses.seen.add(r.key)
+        ses.refs.append(replace(r, experiment=None))
+        if r.error is not None:
+            ses.lazy_failed.append(ses.refs[-1])
+        elif store.is_done(r.key):
+            res.skipped += 1
+            if ses.prog is not None:
+                ses.prog.skip()
+        else:
+            ses.pending[r.key] = ses.refs[-1]
+            yield {"key": r.key, "experiment": r.experiment, "backend": backend,
+                   "out": str(store.run_dir(r.key)), "log": store.log_path,
+                   "source": plan.campaign.campaign_file, "plots": plots}
+
+
+def _execute(ses: _Session, plan: Plan, outcomes) -> None:
+    """Record each run's outcome as the executor reports it (checkpointing the index now
+    and then), then the runs that could not run."""
+    from ..api import __version__
+    store, res = ses.store, ses.res
+    last = time.monotonic()
+    for o in outcomes:
+        r = ses.pending.pop(o["key"])
+        text = f"{r.point.label} repeat {r.repeat}"
+        if o["ok"]:
+            if o.get("files") is not None:
+                store.commit_files(r.key, o["files"])
+            store.clear_failure(r.key)
+            ses.cache.add(r.key, o["rows"], __version__)
+            res.loop_s += o.get("loop_s") or 0.0
+            store.log("done", key=r.key, point=r.point.index, repeat=r.repeat,
+                      wall_s=round(o["wall_s"], 4), loop_s=o.get("loop_s"),
+                      host=o.get("host"))
+        else:
+            info = {"key": r.key, "label": r.point.label, "point": r.point.index,
+                    "repeat": r.repeat, "seed": r.seed, "values": r.point.values,
+                    "error": o["error"], "traceback": o.get("traceback"),
+                    "host": o.get("host")}
+            store.record_failure(r.key, info)
+            store.log("failed", key=r.key, error=o["error"])
+            res.failures.append(info)
+        res.executed += 1
+        ses.prog.update(o["ok"], text + ("" if o["ok"] else f": {o['error']}"))
+        if time.monotonic() - last > CHECKPOINT_S:
+            ses.cache.save()
+            write_index(build_index(ses.refs, plan, store, ses.cache), res.out_dir)
+            last = time.monotonic()
+    for r in ses.lazy_failed:
+        info = {"key": r.key, "label": r.point.label, "point": r.point.index,
+                "repeat": r.repeat, "seed": None, "values": r.point.values,
+                "error": r.error, "traceback": None, "host": None}
+        store.record_failure(r.key, info)
+        res.failures.append(info)
+    # an executor that ended early: say so rather than lose them
+    for k, r in ses.pending.items():
+        res.failures.append({"key": k, "label": r.point.label, "repeat": r.repeat,
+                             "error": "not run: the executor ended early"})
+
+
+def _close_session(ses: _Session, plan: Plan, out: Path, t0: float) -> None:
+    """The index, metrics cache and manifest as the session leaves them (also after an
+    error or an interrupt)."""
+    store, res = ses.store, ses.res
+    res.index = build_index(ses.refs, plan, store, ses.cache)
+    ses.cache.save()
+    write_index(res.index, out)
+    res.wall_s = time.perf_counter() - t0
+    store.manifest["updated"] = utc_now()
+    store.manifest["last_session"] = {"executed": res.executed, "skipped": res.skipped,
+                                      "failed": len(res.failures),
+                                      "wall_s": round(res.wall_s, 3)}
+    store.write_manifest()
+    store.log("end", executed=res.executed, failed=len(res.failures))

@@ -278,6 +278,17 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
             errs.error(base + (k,), f"unknown sweep key {show(k)}",
                        (f'did you mean "{close[0]}"? ' if close else "")
                        + "valid keys: " + ", ".join(SWEEP_KEYS), k)
+    _sweep_axes(sw, c, errs, base)
+    _sweep_zips(sw, c, errs, base)
+    _sweep_variants(sw, c, errs, base)
+    _sweep_derive(sw, c, errs, base)
+    _sweep_filters(sw, c, errs, base)
+    _sweep_options(sw, c, errs, base)
+    _check_names(c, errs)
+
+
+def _sweep_axes(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``axes:``: one dimension per axis."""
     axes = sw.get("axes")
     if axes is not None and _mapping(axes, base + ("axes",), errs,
                                      "axes: {central.queue: [100, 200], ...}"):
@@ -285,6 +296,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
             a = _axis(k, v, base + ("axes", k), errs)
             if a is not None:
                 c.dims.append(Dim([a], len(a.values)))
+
+
+def _sweep_zips(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``zip:``: one dimension per group of axes that move together."""
     zips = sw.get("zip")
     if zips is not None:
         groups = zips if isinstance(zips, list) else [zips]
@@ -303,6 +318,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
                 continue
             if members:
                 c.dims.append(Dim(members, len(members[0].values)))
+
+
+def _sweep_variants(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``variants:``: named sets of key paths, the first dimension."""
     variants = sw.get("variants")
     if variants is not None and _mapping(variants, base + ("variants",), errs,
                                          "variants: {name: {key.path: value, ...}, ...}"):
@@ -326,6 +345,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
             vs.append((str(name), sets))
         if vs:
             c.dims.insert(0, Dim([], len(vs), variants=vs))
+
+
+def _sweep_derive(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``derive:``: values computed from the point's other values."""
     der = sw.get("derive")
     if der is not None and _mapping(der, base + ("derive",), errs,
                                     "derive: {central.queue: \"unit(2 * bdp(central.rate, "
@@ -341,6 +364,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
                 c.derived.append(Derived(np_[0], np_[1], Expr(text), w))
             except ExprError as e:
                 errs.error(w, str(e), "see docs/campaigns.md, \"Derived values\"", text)
+
+
+def _sweep_filters(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``where:`` and ``exclude:``: the points kept and dropped."""
     for key in ("where", "exclude"):
         v = sw.get(key)
         if v is None:
@@ -361,6 +388,10 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
                            "write an expression string" + (", or a mapping {axis: value} of "
                                                            "the points to drop"
                                                            if key == "exclude" else ""), item)
+
+
+def _sweep_options(sw: dict, c: Campaign, errs: Collector, base: tuple) -> None:
+    """``label:``, ``repeats:`` and ``seeds:``."""
     if "label" in sw:
         if not isinstance(sw["label"], str):
             errs.error(base + ("label",), f"{show(sw['label'])} is not a label template",
@@ -376,7 +407,6 @@ def _parse_sweep(sw: Any, c: Campaign, errs: Collector) -> None:
                        "seeds at every point, one per repeat)", sw["seeds"])
         else:
             c.seeds = sw["seeds"]
-    _check_names(c, errs)
 
 
 def _repeats(v, where, errs) -> int:
@@ -461,48 +491,7 @@ def parse_campaign(doc: Any, *, source: str = "<string>", base_dir: str | None =
     c = Campaign(doc={}, source=source, campaign_file=source,
                  name=os.path.splitext(os.path.basename(source))[0] or "campaign")
     if "base" in doc:
-        for k in doc:
-            if k not in CAMPAIGN_KEYS:
-                errs.error((k,), f"unknown key {show(k)} in a campaign file with base:",
-                           "valid keys: " + ", ".join(CAMPAIGN_KEYS)
-                           + "; change experiment keys with overrides: {key.path: value}", k)
-        b = doc["base"]
-        if not isinstance(b, str):
-            errs.error(("base",), f"{show(b)} is not a file name", "base: experiment.yaml", b)
-            raise ConfigErrors(errs.errors)
-        bpath = b if os.path.isabs(b) else os.path.join(base_dir, b)
-        try:
-            src: Source = read_yaml(bpath)
-        except ConfigErrors as e:
-            errs.error(("base",), f"cannot read the base experiment {show(b)}: "
-                       f"{e.errors[0].message}", "the path is relative to the campaign file", b)
-            raise ConfigErrors(errs.errors) from None
-        base = src.data
-        if not isinstance(base, dict):
-            errs.error(("base",), f"{show(b)} is not a native experiment (a mapping)",
-                       "CoCo-Beholder layouts cannot be swept directly; write a native file", b)
-            raise ConfigErrors(errs.errors)
-        if "sweep" in base:
-            errs.error(("base",), f"the base experiment {show(b)} has its own sweep:",
-                       "a base is one experiment; move its sweep into this file", b)
-        c.doc = copy.deepcopy(base)
-        c.source = bpath
-        if "name" in doc:
-            c.name = str(doc["name"])
-        ov = doc.get("overrides")
-        if ov is not None and _mapping(ov, ("overrides",), errs,
-                                       "overrides: {central.rate: 50Mbit, duration: 10}"):
-            from .paths import set_path
-            for p, v in ov.items():
-                try:
-                    if not _is_path_key(str(p)):
-                        raise PathError(f"{show(p)} is not a key path of an experiment")
-                    set_path(c.doc, parse_path(p), v)
-                except PathError as e:
-                    errs.error(("overrides", p), str(e), "", p)
-        sweep_doc = doc.get("sweep")
-        reps = doc.get("repeats")
-        expect_doc = doc.get("expect")
+        sweep_doc, reps, expect_doc = _campaign_on_base(doc, c, base_dir, errs)
     else:
         sweep_doc = doc.pop("sweep", None)
         expect_doc = doc.pop("expect", None)  # over aggregates, not a run's own expect:
@@ -536,6 +525,54 @@ def parse_campaign(doc: Any, *, source: str = "<string>", base_dir: str | None =
     if errs:
         raise ConfigErrors(errs.errors)
     return c
+
+
+def _campaign_on_base(doc: dict, c: Campaign, base_dir: str, errs: Collector):
+    """A campaign file with ``base:``: the base experiment read into ``c.doc`` with the
+    file's ``overrides:``; returns the file's (sweep, repeats, expect)."""
+    for k in doc:
+        if k not in CAMPAIGN_KEYS:
+            errs.error((k,), f"unknown key {show(k)} in a campaign file with base:",
+                       "valid keys: " + ", ".join(CAMPAIGN_KEYS)
+                       + "; change experiment keys with overrides: {key.path: value}", k)
+    b = doc["base"]
+    if not isinstance(b, str):
+        errs.error(("base",), f"{show(b)} is not a file name", "base: experiment.yaml", b)
+        raise ConfigErrors(errs.errors)
+    bpath = b if os.path.isabs(b) else os.path.join(base_dir, b)
+    try:
+        src: Source = read_yaml(bpath)
+    except ConfigErrors as e:
+        errs.error(("base",), f"cannot read the base experiment {show(b)}: "
+                   f"{e.errors[0].message}", "the path is relative to the campaign file", b)
+        raise ConfigErrors(errs.errors) from None
+    base = src.data
+    if not isinstance(base, dict):
+        errs.error(("base",), f"{show(b)} is not a native experiment (a mapping)",
+                   "CoCo-Beholder layouts cannot be swept directly; write a native file", b)
+        raise ConfigErrors(errs.errors)
+    if "sweep" in base:
+        errs.error(("base",), f"the base experiment {show(b)} has its own sweep:",
+                   "a base is one experiment; move its sweep into this file", b)
+    c.doc = copy.deepcopy(base)
+    c.source = bpath
+    if "name" in doc:
+        c.name = str(doc["name"])
+    ov = doc.get("overrides")
+    if ov is not None and _mapping(ov, ("overrides",), errs,
+                                   "overrides: {central.rate: 50Mbit, duration: 10}"):
+        from .paths import set_path
+        for p, v in ov.items():
+            try:
+                if not _is_path_key(str(p)):
+                    raise PathError(f"{show(p)} is not a key path of an experiment")
+                set_path(c.doc, parse_path(p), v)
+            except PathError as e:
+                errs.error(("overrides", p), str(e), "", p)
+    sweep_doc = doc.get("sweep")
+    reps = doc.get("repeats")
+    expect_doc = doc.get("expect")
+    return sweep_doc, reps, expect_doc
 
 
 def load_campaign(path: str | os.PathLike) -> Campaign:

@@ -388,11 +388,44 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
                 sample_interval: float = 0.01):
     """Import captures (a CoCo-Beholder dumps folder, a folder with mapping.yaml, or files with
     `mapping`) into the results directory `out_dir`; returns the loaded Results."""
-    from .derive import derive_tables
     from ..results import load
     from ..results.writer import write_results
 
     inputs = [Path(p) for p in ([inputs] if isinstance(inputs, (str, Path)) else inputs)]
+    caps = _Captures()
+    exp, plan, mode = _import_plan(inputs, mapping, coco, caps)
+    exp = dict(exp)
+    if not isinstance(sample_interval, (int, float)) or not math.isfinite(sample_interval) \
+            or sample_interval < 1e-6:
+        raise CaptureError(f"--sample-interval {sample_interval}: must be a number of seconds "
+                           ">= 0.000001 (e.g. 0.01)")
+    interval_ns = int(round(sample_interval * 1e9))
+    exp["sample_interval_ns"] = interval_ns
+    exp["record_packets"] = True
+    mss = int(exp.get("mss", 1448))
+    t0, t_end = _time_span(plan, caps, interval_ns)
+    got = _import_flows(plan, caps, t0, t_end, interval_ns, mss)
+    exp["duration_ns"] = max(int(exp.get("duration_ns", 0)), t_end + 1) if mode == "coco-beholder" \
+        else int(exp.get("duration_ns", t_end + 1))
+    tables = _import_tables(exp, got)
+    meta = {
+        "ccbench_version": __import__("ccbench").__version__,
+        "backend": "import",
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "source": ", ".join(str(p) for p in inputs),
+        "experiment": exp,
+        "seed": exp.get("seed"),
+        "wall_time_s": 0.0,
+        "import": {"mode": mode, "t0_epoch_ns": t0, "packets": tables["packets"].height,
+                   "flows": got["per_flow"], "captures": caps.counts,
+                   "warnings": got["warnings"]},
+    }
+    return load(write_results(out_dir, tables, meta))
+
+
+def _import_plan(inputs: list[Path], mapping, coco: bool | None, caps: _Captures):
+    """The experiment the captures stand for and each flow's captures: (experiment,
+    [(flow, sender capture, receiver capture, ends or None)], mode)."""
     for p in inputs:
         if not p.exists():
             raise CaptureError(f"{p} does not exist")
@@ -403,38 +436,30 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
     if coco is None:
         coco = mapping is None and folder is not None and (folder / "metadata.json").is_file() \
             and not (folder / MAPPING_FILE).is_file()
-    caps = _Captures()
     if coco:
         if folder is None:
             raise CaptureError("CoCo-Beholder mode reads a dumps folder: give the folder")
         exp, plan = _coco_plan(folder)
-        mode = "coco-beholder"
         rows = []
         for fid, s, r, direction in plan:
             ends = _coco_ends(caps, s, r, direction)
             rows.append((fid, s, r, None if ends is None else (*ends, None, None)))
-        plan = rows
-    else:
-        if mapping is None and folder is not None and (folder / MAPPING_FILE).is_file():
-            mapping = folder / MAPPING_FILE
-        if mapping is None:
-            raise CaptureError("generic mode needs --mapping FILE naming each flow's sender, "
-                               "receiver and captures (docs/captures.md), or a CoCo-Beholder "
-                               "dumps folder with metadata.json")
-        mp = Path(mapping) if not isinstance(mapping, dict) else None
-        doc = yaml.safe_load(mp.read_text()) if mp else mapping
-        exp, plan = _generic_plan(doc, mp.parent if mp else (folder or Path(".")), files)
-        mode = "generic"
-    exp = dict(exp)
-    if not isinstance(sample_interval, (int, float)) or not math.isfinite(sample_interval) \
-            or sample_interval < 1e-6:
-        raise CaptureError(f"--sample-interval {sample_interval}: must be a number of seconds "
-                           ">= 0.000001 (e.g. 0.01)")
-    interval_ns = int(round(sample_interval * 1e9))
-    exp["sample_interval_ns"] = interval_ns
-    exp["record_packets"] = True
-    mss = int(exp.get("mss", 1448))
-    # time 0: the earliest packet of all captures (CoCo-Beholder's base time)
+        return exp, rows, "coco-beholder"
+    if mapping is None and folder is not None and (folder / MAPPING_FILE).is_file():
+        mapping = folder / MAPPING_FILE
+    if mapping is None:
+        raise CaptureError("generic mode needs --mapping FILE naming each flow's sender, "
+                           "receiver and captures (docs/captures.md), or a CoCo-Beholder "
+                           "dumps folder with metadata.json")
+    mp = Path(mapping) if not isinstance(mapping, dict) else None
+    doc = yaml.safe_load(mp.read_text()) if mp else mapping
+    exp, plan = _generic_plan(doc, mp.parent if mp else (folder or Path(".")), files)
+    return exp, plan, "generic"
+
+
+def _time_span(plan, caps: _Captures, interval_ns: int) -> tuple[int, int]:
+    """Time 0 (the earliest packet of all captures, CoCo-Beholder's base time) and the last
+    packet's time after it; refuses a span that would sample too many rows."""
     used = [p for _, s, r, _ in plan for p in (s, r) if p is not None]
     firsts = [int(caps.get(p)["ts_ns"].min()) for p in used if caps.get(p).height]
     if not firsts:
@@ -447,6 +472,13 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
             f"the captures span {t_end / 1e9:,.3f} s: sampling {len(plan)} flow(s) every "
             f"{interval_ns / 1e9:g} s would take {rows:,} rows (at most {MAX_SAMPLE_ROWS:,}); "
             "give a longer --sample-interval, or check the captures' timestamps")
+    return t0, t_end
+
+
+def _import_flows(plan, caps: _Captures, t0: int, t_end: int, interval_ns: int,
+                  mss: int) -> dict:
+    """Each flow's packets and samples from its captures: {pks, samples, per_flow (the
+    metadata's per-flow counts), warnings}."""
     pks, samples, per_flow, warnings = [], [], [], []
     for fid, s, r, ends in plan:
         if ends is None:
@@ -473,10 +505,16 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
             samples.append(fl)
     if not pks:
         raise CaptureError("no flow has data packets in its captures")
-    pk = pl.concat(pks).sort("sent_ns", "flow", maintain_order=True)
-    exp["duration_ns"] = max(int(exp.get("duration_ns", 0)), t_end + 1) if mode == "coco-beholder" \
-        else int(exp.get("duration_ns", t_end + 1))
-    app = {f["flow"]: 0 for f in per_flow}
+    return {"pks": pks, "samples": samples, "per_flow": per_flow, "warnings": warnings}
+
+
+def _import_tables(exp: dict, got: dict) -> dict:
+    """The results tables of the imported flows (intervals, delay_hist and flowstats derived
+    from the packets as the simulator's would be)."""
+    from .derive import derive_tables
+    samples = got["samples"]
+    pk = pl.concat(got["pks"]).sort("sent_ns", "flow", maintain_order=True)
+    app = {f["flow"]: 0 for f in got["per_flow"]}
     for s in samples:
         app[int(s["flow"][0])] = int(s["bytes_acked"].max() or 0)
     completed = {}
@@ -491,15 +529,4 @@ def import_pcap(inputs, out_dir, *, mapping=None, coco: bool | None = None,
               "flowstats": flowstats}
     if flows is not None:
         tables["flows"] = flows
-    meta = {
-        "ccbench_version": __import__("ccbench").__version__,
-        "backend": "import",
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "source": ", ".join(str(p) for p in inputs),
-        "experiment": exp,
-        "seed": exp.get("seed"),
-        "wall_time_s": 0.0,
-        "import": {"mode": mode, "t0_epoch_ns": t0, "packets": pk.height, "flows": per_flow,
-                   "captures": caps.counts, "warnings": warnings},
-    }
-    return load(write_results(out_dir, tables, meta))
+    return tables

@@ -159,6 +159,24 @@ def parse_coco(layout: Any, *, base="0ms", delta=None, step="0ms", jitter=None,
                    "e.g. 30", runtime)
         runtime = 30
     runtime_us = round(runtime * 10**6)
+    central = _coco_central_delay(base, delta, step, jitter, seed, runtime_us, max_delay_us,
+                                  errs)
+    central.rate_bps = errs.guard(_coco_rate, rate, ("--rate",))
+    _coco_queues(central, queue, first_queue, second_queue, errs)
+    seed = _coco_seed(seed, errs)
+
+    # --- layout --------------------------------------------------------------------------
+    groups = _coco_layout(layout, runtime, max_delay_us, lenient, registry, errs)
+    if errs:
+        return None
+    run = RunSpec(duration_ns=runtime_us * 1000, seed=seed, central=central)
+    return run, groups
+
+
+def _coco_central_delay(base, delta, step, jitter, seed, runtime_us: int, max_delay_us: int,
+                        errs: Collector) -> LinkSpec:
+    """The central link with run.py's delay options: base, the random walk (delta, step;
+    ``seed`` as given seeds it) and jitter."""
     base_us = errs.guard(coco_time_us, base, ("base",), max_delay_us, default=0)
     step_us = errs.guard(coco_time_us, step, ("step",), max_delay_us, default=0)
     delta_us = None
@@ -194,7 +212,11 @@ def parse_coco(layout: Any, *, base="0ms", delta=None, step="0ms", jitter=None,
             # on both central ends; netem's rate serialises releases, so order-preserving.
             j = {"dist": "netem", "jitter_ns": jitter_us * 1000}
             central.cond.jitter = {"left": j, "right": j}
-    central.rate_bps = errs.guard(_coco_rate, rate, ("--rate",))
+    return central
+
+
+def _coco_queues(central: LinkSpec, queue, first_queue, second_queue, errs: Collector) -> None:
+    """run.py's -q or -q1/-q2: the central link's two queues, in packets."""
     if queue is not None:
         if first_queue != 1000 or second_queue != 1000:
             errs.error(("--queues",), "-q/--queues is exclusive with -q1/-q2",
@@ -208,6 +230,10 @@ def parse_coco(layout: Any, *, base="0ms", delta=None, step="0ms", jitter=None,
     central.queue_a, central.queue_b = QueueLimit(packets=q1, text=q1), QueueLimit(packets=q2,
                                                                                    text=q2)
     central.queue_a_path, central.queue_b_path = p1, p2
+
+
+def _coco_seed(seed, errs: Collector) -> int:
+    """run.py's --seed as ccbench's integer seed (default 1)."""
     if seed is None:
         seed = 1
     if isinstance(seed, float) and seed.is_integer():
@@ -216,8 +242,12 @@ def parse_coco(layout: Any, *, base="0ms", delta=None, step="0ms", jitter=None,
         errs.error(("--seed",), f"{show(seed)} is not a seed",
                    "use a whole number >= 0 (ccbench seeds are integers)", seed)
         seed = 1
+    return seed
 
-    # --- layout --------------------------------------------------------------------------
+
+def _coco_layout(layout: Any, runtime, max_delay_us: int, lenient: bool,
+                 registry: Registry | None, errs: Collector) -> list[GroupSpec]:
+    """The layout file's flow groups."""
     groups: list[GroupSpec] = []
     if not isinstance(layout, list):
         errs.error((), f"{show(layout)} is not a CoCo-Beholder layout",
@@ -230,7 +260,4 @@ def parse_coco(layout: Any, *, base="0ms", delta=None, step="0ms", jitter=None,
             g = _coco_group(item, i, runtime, max_delay_us, lenient, registry, errs)
             if g is not None:
                 groups.append(g)
-    if errs:
-        return None
-    run = RunSpec(duration_ns=runtime_us * 1000, seed=seed, central=central)
-    return run, groups
+    return groups

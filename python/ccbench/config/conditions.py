@@ -180,85 +180,113 @@ def parse_delay(value: Any, path: tuple, cond: Conditions) -> int:
     kind, params, extras = _mapping_one(value, path, DELAY_KINDS, DELAY_EXTRA)
     ppath = path + (kind,)
     if kind == "walk":
-        p = _params(params, ppath, ["base", "delta", "step", "max", "seed"],
-                    ["base", "delta", "step"], DELAY_KINDS["walk"])
-        base, delta, step = _time(p, "base"), _time(p, "delta"), _time(p, "step")
-        mx = _time(p, "max", 100 * SEC)
-        if delta == 0:
-            raise ConfigError(p["delta"][1], "delta must be > 0",
-                              "delta is the time between delay changes, e.g. 500ms",
-                              p["delta"][0])
-        if base > mx:
-            raise ConfigError(p["base"][1], f"base {show(p['base'][0])} is above max",
-                              "base must be <= max", p["base"][0])
-        if base + step > mx and base - step < 0:
-            raise ConfigError(p["step"][1], f"step {show(p['step'][0])} is too big",
-                              "base + step must be <= max or base - step >= 0 (CoCo-Beholder's "
-                              "rule)", p["step"][0])
-        sched = {"kind": "walk", "base_ns": base, "delta_ns": delta, "step_ns": step,
-                 "max_ns": mx}
-        if "seed" in p:
-            sched["seed"] = parse_int(*p["seed"], what="a seed", minimum=0,
-                                      maximum=2**64 - 1)
-        initial = base
+        sched, initial = _walk_schedule(params, ppath)
     elif kind == "square":
-        p = _params(params, ppath, ["low", "high", "period", "start"],
-                    ["low", "high", "period"], DELAY_KINDS["square"])
-        period = _time(p, "period")
-        if period < 2:
-            raise ConfigError(p["period"][1], "period must be > 0", "e.g. period: 1s",
-                              p["period"][0])
-        start_high = False
-        if "start" in p:
-            sv, spath = p["start"]
-            if sv not in ("low", "high"):
-                raise ConfigError(spath, f"{show(sv)} is not low or high",
-                                  "start: low (default) or start: high", sv)
-            start_high = sv == "high"
-        sched = {"kind": "square", "low_ns": _time(p, "low"), "high_ns": _time(p, "high"),
-                 "period_ns": period, "start_high": start_high}
-        initial = sched["high_ns"] if start_high else sched["low_ns"]
+        sched, initial = _square_schedule(params, ppath)
     elif kind == "sine":
-        p = _params(params, ppath, ["mean", "amplitude", "period"],
-                    ["mean", "amplitude", "period"], DELAY_KINDS["sine"])
-        sched = {"kind": "sine", "mean_ns": _time(p, "mean"),
-                 "amplitude_ns": _time(p, "amplitude"), "period_ns": _time(p, "period")}
-        if sched["period_ns"] == 0:
-            raise ConfigError(p["period"][1], "period must be > 0", "e.g. 2s", p["period"][0])
-        if sched["amplitude_ns"] > sched["mean_ns"]:
-            raise ConfigError(p["amplitude"][1], "the amplitude is larger than the mean: the "
-                              "delay would go below 0", "amplitude <= mean",
-                              p["amplitude"][0])
-        initial = sched["mean_ns"]
+        sched, initial = _sine_schedule(params, ppath)
     else:
-        fname = _find_file(params, ppath, "a delay series: lines 't_seconds delay_ms'")
+        sched, initial = _series_schedule(params, ppath, path, extras)
+    _delay_extras(extras, kind, path, cond)
+    cond.delay_schedule = sched
+    return initial
+
+
+def _walk_schedule(params: Any, ppath: tuple) -> tuple[dict, int]:
+    """CoCo-Beholder's random walk: (schedule, delay at 0)."""
+    p = _params(params, ppath, ["base", "delta", "step", "max", "seed"],
+                ["base", "delta", "step"], DELAY_KINDS["walk"])
+    base, delta, step = _time(p, "base"), _time(p, "delta"), _time(p, "step")
+    mx = _time(p, "max", 100 * SEC)
+    if delta == 0:
+        raise ConfigError(p["delta"][1], "delta must be > 0",
+                          "delta is the time between delay changes, e.g. 500ms",
+                          p["delta"][0])
+    if base > mx:
+        raise ConfigError(p["base"][1], f"base {show(p['base'][0])} is above max",
+                          "base must be <= max", p["base"][0])
+    if base + step > mx and base - step < 0:
+        raise ConfigError(p["step"][1], f"step {show(p['step'][0])} is too big",
+                          "base + step must be <= max or base - step >= 0 (CoCo-Beholder's "
+                          "rule)", p["step"][0])
+    sched = {"kind": "walk", "base_ns": base, "delta_ns": delta, "step_ns": step,
+             "max_ns": mx}
+    if "seed" in p:
+        sched["seed"] = parse_int(*p["seed"], what="a seed", minimum=0,
+                                  maximum=2**64 - 1)
+    return sched, base
+
+
+def _square_schedule(params: Any, ppath: tuple) -> tuple[dict, int]:
+    """A square wave between two delays: (schedule, delay at 0)."""
+    p = _params(params, ppath, ["low", "high", "period", "start"],
+                ["low", "high", "period"], DELAY_KINDS["square"])
+    period = _time(p, "period")
+    if period < 2:
+        raise ConfigError(p["period"][1], "period must be > 0", "e.g. period: 1s",
+                          p["period"][0])
+    start_high = False
+    if "start" in p:
+        sv, spath = p["start"]
+        if sv not in ("low", "high"):
+            raise ConfigError(spath, f"{show(sv)} is not low or high",
+                              "start: low (default) or start: high", sv)
+        start_high = sv == "high"
+    sched = {"kind": "square", "low_ns": _time(p, "low"), "high_ns": _time(p, "high"),
+             "period_ns": period, "start_high": start_high}
+    return sched, sched["high_ns"] if start_high else sched["low_ns"]
+
+
+def _sine_schedule(params: Any, ppath: tuple) -> tuple[dict, int]:
+    """A sine around a mean delay: (schedule, delay at 0)."""
+    p = _params(params, ppath, ["mean", "amplitude", "period"],
+                ["mean", "amplitude", "period"], DELAY_KINDS["sine"])
+    sched = {"kind": "sine", "mean_ns": _time(p, "mean"),
+             "amplitude_ns": _time(p, "amplitude"), "period_ns": _time(p, "period")}
+    if sched["period_ns"] == 0:
+        raise ConfigError(p["period"][1], "period must be > 0", "e.g. 2s", p["period"][0])
+    if sched["amplitude_ns"] > sched["mean_ns"]:
+        raise ConfigError(p["amplitude"][1], "the amplitude is larger than the mean: the "
+                          "delay would go below 0", "amplitude <= mean",
+                          p["amplitude"][0])
+    return sched, sched["mean_ns"]
+
+
+def _series_schedule(params: Any, ppath: tuple, path: tuple, extras: dict) -> tuple[dict, int]:
+    """A delay series read from a file, step or linear between its points: (schedule, delay
+    at 0)."""
+    fname = _find_file(params, ppath, "a delay series: lines 't_seconds delay_ms'")
+    try:
+        rows = read_series(fname)
+    except (OSError, ValueError) as e:
+        raise ConfigError(ppath, f"bad delay series {show(params)}: {e}",
+                          "lines 't_seconds delay_ms', times increasing", params) from None
+    pts = []
+    for i, (t, v) in enumerate(rows):
         try:
-            rows = read_series(fname)
-        except (OSError, ValueError) as e:
-            raise ConfigError(ppath, f"bad delay series {show(params)}: {e}",
-                              "lines 't_seconds delay_ms', times increasing", params) from None
-        pts = []
-        for i, (t, v) in enumerate(rows):
-            try:
-                d = parse_time(v, ppath, bare_ns=MS, what="a delay")
-            except ConfigError:
-                raise ConfigError(ppath, f"bad delay series {show(params)}: entry {i + 1}: "
-                                  "the second field is not a delay",
-                                  "lines 't_seconds delay_ms', times increasing",
-                                  params) from None
-            pts.append([round(t * SEC), d])
-        if pts[0][0] != 0:
-            pts.insert(0, [0, pts[0][1]])
-        linear = False
-        if "interpolate" in extras:
-            iv = extras["interpolate"]
-            if iv not in ("linear", "step", "steps"):
-                raise ConfigError(path + ("interpolate",), f"{show(iv)} is not linear or step",
-                                  "interpolate: step (default, piecewise constant) or linear",
-                                  iv)
-            linear = iv == "linear"
-        sched = {"kind": "series", "points": pts, "linear": linear}
-        initial = pts[0][1]
+            d = parse_time(v, ppath, bare_ns=MS, what="a delay")
+        except ConfigError:
+            raise ConfigError(ppath, f"bad delay series {show(params)}: entry {i + 1}: "
+                              "the second field is not a delay",
+                              "lines 't_seconds delay_ms', times increasing",
+                              params) from None
+        pts.append([round(t * SEC), d])
+    if pts[0][0] != 0:
+        pts.insert(0, [0, pts[0][1]])
+    linear = False
+    if "interpolate" in extras:
+        iv = extras["interpolate"]
+        if iv not in ("linear", "step", "steps"):
+            raise ConfigError(path + ("interpolate",), f"{show(iv)} is not linear or step",
+                              "interpolate: step (default, piecewise constant) or linear",
+                              iv)
+        linear = iv == "linear"
+    sched = {"kind": "series", "points": pts, "linear": linear}
+    return sched, pts[0][1]
+
+
+def _delay_extras(extras: dict, kind: str, path: tuple, cond: Conditions) -> None:
+    """``interpolate``, ``skew`` and ``apply-to`` beside a delay schedule."""
     if "interpolate" in extras and kind != "series":
         raise ConfigError(path + ("interpolate",), "interpolate applies to a delay series only",
                           "remove it", extras["interpolate"])
@@ -272,8 +300,6 @@ def parse_delay(value: Any, path: tuple, cond: Conditions) -> int:
                               "apply-to: queued (default: the delay is read when a packet "
                               "starts propagating) or new (netem: read at enqueue)", av)
         cond.delay_at = "propagation" if av == "queued" else "enqueue"
-    cond.delay_schedule = sched
-    return initial
 
 
 # ------------------------------------------------------------------------------- jitter

@@ -110,33 +110,7 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
     if g is None:
         return None
     spec = GroupSpec(index=i, scheme="", path=path)
-    if "scheme" in g and is_command_scheme(g["scheme"][0]):
-        spec.scheme, spec.command = parse_command_scheme(*g["scheme"], errs)
-        spec.scheme = spec.scheme or ""
-    elif "scheme" in g and is_bpf_scheme(g["scheme"][0]):
-        name, spec.bpf = parse_bpf_scheme(*g["scheme"], errs)
-        spec.scheme = name or ""
-    elif "scheme" in g and is_python_scheme(g["scheme"][0]):
-        name, spec.params, spec.python, spec.kernel_cc = parse_python_scheme(*g["scheme"], errs, g.get("params"))
-        spec.scheme = name or ""
-    elif "scheme" in g:
-        name, params, spath, ppaths = _parse_scheme(g, path, errs)
-        if name is not None and name.lower() == UDP:
-            spec.scheme = UDP  # a non-TCP constant-bit-rate source (workloads.py), not a CC
-        elif name is not None:
-            if registry is not None:
-                # report parameter errors at the parameter's own path
-                canonical, problems = registry.check(name, {}, spath, ())
-                for e in problems:
-                    errs.add(e)
-                if not problems:
-                    for k, v in params.items():
-                        _, perrs = registry.check(canonical, {k: v}, spath, ppaths[k][:-1])
-                        for e in perrs:
-                            errs.add(e)
-                name = canonical
-            spec.scheme = name
-        spec.params = params
+    _group_scheme(g, spec, path, registry, errs)
     spec.count = get(g, "flows", parse_int, errs, 1, what="a number of flows", minimum=1,
                      maximum=100_000)
     if "direction" in g:
@@ -148,21 +122,7 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
             errs.error(dpath, f"{show(dv)} is not a direction",
                        'use "->" (or right: left hosts send) or "<-" (or left: right hosts '
                        'send)', dv)
-    spec.start_ns = get(g, "start", parse_time, errs, 0, bare_ns=SEC, what="a start time")
-    spec.stop_ns = get(g, "stop", parse_time, errs, None, bare_ns=SEC, what="a stop time")
-    if duration_ns is not None and spec.start_ns is not None and "start" in g:
-        if spec.start_ns >= duration_ns:
-            errs.error(g["start"][1], f"start {show(g['start'][0])} is at or after the end of "
-                       f"the experiment ({_secs(duration_ns)})",
-                       f"start must be < duration ({_secs(duration_ns)})", g["start"][0])
-    if spec.stop_ns is not None:
-        sv, spath_ = g["stop"]
-        if spec.start_ns is not None and spec.stop_ns <= spec.start_ns:
-            errs.error(spath_, f"stop {show(sv)} is not after start ({_secs(spec.start_ns)})",
-                       "stop must be > start", sv)
-        elif duration_ns is not None and spec.stop_ns > duration_ns:
-            errs.error(spath_, f"stop {show(sv)} is after the end of the experiment",
-                       f"stop must be <= duration ({_secs(duration_ns)})", sv)
+    _group_times(g, spec, duration_ns, errs)
     spec.bytes = get(g, "bytes", parse_payload_size, errs, None, mss=mss,
                      what="a flow size")
     if spec.bytes is not None and spec.bytes > MAX_FLOW_BYTES:
@@ -193,6 +153,58 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
     parse_group_workload(g, spec, mss, errs)
     parse_group_endpoints(g, spec, errs)
     return spec
+
+
+def _group_scheme(g: dict, spec: GroupSpec, path: tuple, registry: Registry | None,
+                  errs: Collector) -> None:
+    """A group's ``scheme:`` (a command, a BPF or Python scheme, udp, or a registered CC with
+    its parameters checked against the registry) into ``spec``."""
+    if "scheme" in g and is_command_scheme(g["scheme"][0]):
+        spec.scheme, spec.command = parse_command_scheme(*g["scheme"], errs)
+        spec.scheme = spec.scheme or ""
+    elif "scheme" in g and is_bpf_scheme(g["scheme"][0]):
+        name, spec.bpf = parse_bpf_scheme(*g["scheme"], errs)
+        spec.scheme = name or ""
+    elif "scheme" in g and is_python_scheme(g["scheme"][0]):
+        name, spec.params, spec.python, spec.kernel_cc = parse_python_scheme(*g["scheme"], errs, g.get("params"))
+        spec.scheme = name or ""
+    elif "scheme" in g:
+        name, params, spath, ppaths = _parse_scheme(g, path, errs)
+        if name is not None and name.lower() == UDP:
+            spec.scheme = UDP  # a non-TCP constant-bit-rate source (workloads.py), not a CC
+        elif name is not None:
+            if registry is not None:
+                # report parameter errors at the parameter's own path
+                canonical, problems = registry.check(name, {}, spath, ())
+                for e in problems:
+                    errs.add(e)
+                if not problems:
+                    for k, v in params.items():
+                        _, perrs = registry.check(canonical, {k: v}, spath, ppaths[k][:-1])
+                        for e in perrs:
+                            errs.add(e)
+                name = canonical
+            spec.scheme = name
+        spec.params = params
+
+
+def _group_times(g: dict, spec: GroupSpec, duration_ns: int | None, errs: Collector) -> None:
+    """A group's ``start:`` and ``stop:``, checked against each other and the duration."""
+    spec.start_ns = get(g, "start", parse_time, errs, 0, bare_ns=SEC, what="a start time")
+    spec.stop_ns = get(g, "stop", parse_time, errs, None, bare_ns=SEC, what="a stop time")
+    if duration_ns is not None and spec.start_ns is not None and "start" in g:
+        if spec.start_ns >= duration_ns:
+            errs.error(g["start"][1], f"start {show(g['start'][0])} is at or after the end of "
+                       f"the experiment ({_secs(duration_ns)})",
+                       f"start must be < duration ({_secs(duration_ns)})", g["start"][0])
+    if spec.stop_ns is not None:
+        sv, spath_ = g["stop"]
+        if spec.start_ns is not None and spec.stop_ns <= spec.start_ns:
+            errs.error(spath_, f"stop {show(sv)} is not after start ({_secs(spec.start_ns)})",
+                       "stop must be > start", sv)
+        elif duration_ns is not None and spec.stop_ns > duration_ns:
+            errs.error(spath_, f"stop {show(sv)} is after the end of the experiment",
+                       f"stop must be <= duration ({_secs(duration_ns)})", sv)
 
 
 def _secs(ns: int) -> str:

@@ -92,38 +92,11 @@ def parse_topology(value: Any, path: tuple, errs: Collector) -> Topology | None:
              what="a topology (nodes and links)")
     if t is None:
         return None
-    nodes: list[str] = []
-    kinds: dict[str, str] = {}
     declared = "nodes" in t
-    if declared:
-        nv, npath = t["nodes"]
-        if not isinstance(nv, list) or not nv:
-            errs.error(npath, f"{show(nv)} is not a list of nodes", "e.g. nodes: [h1, r1, h2]",
-                       nv)
-            return None
-        for i, n in enumerate(nv):
-            kind = None
-            if isinstance(n, dict):
-                d = take(n, npath + (i,), [Key("name", required=True), Key("kind")], errs)
-                if d is None or "name" not in d:
-                    continue
-                name = errs.guard(_node_name, *d["name"])
-                if "kind" in d:
-                    kv, kpath = d["kind"]
-                    if kv not in ("host", "router"):
-                        errs.error(kpath, f"{show(kv)} is not a node kind", "host or router", kv)
-                    kind = kv
-            else:
-                name = errs.guard(_node_name, n, npath + (i,))
-            if name is None:
-                continue
-            if name in nodes:
-                errs.error(npath + (i,), f"node {show(name)} is declared twice",
-                           "node names must be unique", n)
-                continue
-            nodes.append(name)
-            if kind:
-                kinds[name] = kind
+    got = _parse_nodes(t["nodes"], errs) if declared else ([], {})
+    if got is None:
+        return None
+    nodes, kinds = got
     lv, lpath = t["links"]
     if not isinstance(lv, list) or not lv:
         errs.error(lpath, f"{show(lv)} is not a list of links", TOPO_HINT, lv)
@@ -132,65 +105,110 @@ def parse_topology(value: Any, path: tuple, errs: Collector) -> Topology | None:
     seen: dict[frozenset, tuple] = {}
     names: dict[str, tuple] = {}
     for i, item in enumerate(lv):
-        ipath = lpath + (i,)
-        c = take(item, ipath, [Key(k) for k in LINK_KEYS if k != "queues"] , errs,
-                 what="a link {from, to, rate, delay, queue}")
-        if c is None:
-            continue
-        ends = []
-        for k in ("from", "to"):
-            if k not in c:
-                errs.error(ipath + (k,), f"missing required key {show(k)}",
-                           "a link joins two nodes: {from: r1, to: r2, ...}", None)
-                continue
-            n = errs.guard(_node_name, *c[k])
-            if n is None:
-                continue
-            if n not in nodes:
-                if declared:
-                    errs.error(c[k][1], f"unknown node {show(n)}",
-                               f"nodes: {', '.join(nodes)}; add it to topology.nodes", c[k][0])
-                    continue
-                nodes.append(n)
-            ends.append(n)
-        if len(ends) != 2:
-            continue
-        a, b = ends
-        if a == b:
-            errs.error(ipath, f"link from {a} to itself", "a link joins two different nodes",
-                       item)
-            continue
-        pair = frozenset(ends)
-        if pair in seen:
-            errs.error(ipath, f"a link between {a} and {b} is already declared at "
-                       f"{format_path(seen[pair])}",
-                       "a link carries both directions (each end has its own queue): declare "
-                       "it once", item)
-            continue
-        seen[pair] = ipath
-        name = f"{a}-{b}"
-        if "name" in c:
-            name = str(c["name"][0])
-            if name in names:
-                errs.error(c["name"][1], f"link name {show(name)} is already used at "
-                           f"{format_path(names[name])}", "link names must be unique",
-                           name)
-            names[name] = ipath
-        qpath = ipath + ("queue",)
-        spec = LinkSpec(cond=Conditions(), queue_a_path=qpath, queue_b_path=qpath)
-        if "rate" in c:
-            spec.rate_bps = errs.guard(parse_rate, *c["rate"])
-        if "delay" in c:
-            spec.delay_ns = errs.guard(parse_link_delay, *c["delay"], cond=spec.cond, default=0)
-        parse_conditions(c, "", spec, errs)
-        parse_duplex(c, "duplex", spec, errs)
-        if "queue" in c:
-            ql, ecn, aqm = parse_queue_spec(*c["queue"], errs)
-            spec.queue_a = spec.queue_b = ql
-            spec.ecn_a = spec.ecn_b = ecn
-            spec.aqm_a = spec.aqm_b = aqm
-        links.append(TopoLink(name, a, b, spec, ipath))
+        link = _parse_link(item, lpath + (i,), nodes, declared, seen, names, errs)
+        if link is not None:
+            links.append(link)
     return Topology(nodes, kinds, links, path)
+
+
+def _parse_nodes(node_item: tuple, errs: Collector) -> tuple[list[str], dict[str, str]] | None:
+    """``nodes:``: the names in order and the kinds given; None when it is no list."""
+    nodes: list[str] = []
+    kinds: dict[str, str] = {}
+    nv, npath = node_item
+    if not isinstance(nv, list) or not nv:
+        errs.error(npath, f"{show(nv)} is not a list of nodes", "e.g. nodes: [h1, r1, h2]",
+                   nv)
+        return None
+    for i, n in enumerate(nv):
+        kind = None
+        if isinstance(n, dict):
+            d = take(n, npath + (i,), [Key("name", required=True), Key("kind")], errs)
+            if d is None or "name" not in d:
+                continue
+            name = errs.guard(_node_name, *d["name"])
+            if "kind" in d:
+                kv, kpath = d["kind"]
+                if kv not in ("host", "router"):
+                    errs.error(kpath, f"{show(kv)} is not a node kind", "host or router", kv)
+                kind = kv
+        else:
+            name = errs.guard(_node_name, n, npath + (i,))
+        if name is None:
+            continue
+        if name in nodes:
+            errs.error(npath + (i,), f"node {show(name)} is declared twice",
+                       "node names must be unique", n)
+            continue
+        nodes.append(name)
+        if kind:
+            kinds[name] = kind
+    return nodes, kinds
+
+
+def _parse_link(item: Any, ipath: tuple, nodes: list[str], declared: bool,
+                seen: dict[frozenset, tuple], names: dict[str, tuple],
+                errs: Collector) -> TopoLink | None:
+    """One entry of ``links:`` (None: reported to ``errs``). Without declared nodes, the
+    nodes a link names are added to ``nodes``; ``seen`` and ``names``: the node pairs and
+    link names so far."""
+    c = take(item, ipath, [Key(k) for k in LINK_KEYS if k != "queues"] , errs,
+             what="a link {from, to, rate, delay, queue}")
+    if c is None:
+        return None
+    ends = []
+    for k in ("from", "to"):
+        if k not in c:
+            errs.error(ipath + (k,), f"missing required key {show(k)}",
+                       "a link joins two nodes: {from: r1, to: r2, ...}", None)
+            continue
+        n = errs.guard(_node_name, *c[k])
+        if n is None:
+            continue
+        if n not in nodes:
+            if declared:
+                errs.error(c[k][1], f"unknown node {show(n)}",
+                           f"nodes: {', '.join(nodes)}; add it to topology.nodes", c[k][0])
+                continue
+            nodes.append(n)
+        ends.append(n)
+    if len(ends) != 2:
+        return None
+    a, b = ends
+    if a == b:
+        errs.error(ipath, f"link from {a} to itself", "a link joins two different nodes",
+                   item)
+        return None
+    pair = frozenset(ends)
+    if pair in seen:
+        errs.error(ipath, f"a link between {a} and {b} is already declared at "
+                   f"{format_path(seen[pair])}",
+                   "a link carries both directions (each end has its own queue): declare "
+                   "it once", item)
+        return None
+    seen[pair] = ipath
+    name = f"{a}-{b}"
+    if "name" in c:
+        name = str(c["name"][0])
+        if name in names:
+            errs.error(c["name"][1], f"link name {show(name)} is already used at "
+                       f"{format_path(names[name])}", "link names must be unique",
+                       name)
+        names[name] = ipath
+    qpath = ipath + ("queue",)
+    spec = LinkSpec(cond=Conditions(), queue_a_path=qpath, queue_b_path=qpath)
+    if "rate" in c:
+        spec.rate_bps = errs.guard(parse_rate, *c["rate"])
+    if "delay" in c:
+        spec.delay_ns = errs.guard(parse_link_delay, *c["delay"], cond=spec.cond, default=0)
+    parse_conditions(c, "", spec, errs)
+    parse_duplex(c, "duplex", spec, errs)
+    if "queue" in c:
+        ql, ecn, aqm = parse_queue_spec(*c["queue"], errs)
+        spec.queue_a = spec.queue_b = ql
+        spec.ecn_a = spec.ecn_b = ecn
+        spec.aqm_a = spec.aqm_b = aqm
+    return TopoLink(name, a, b, spec, ipath)
 
 
 def parse_group_endpoints(g: dict, spec: GroupSpec, errs: Collector) -> None:
@@ -247,84 +265,15 @@ def build_graph(run: RunSpec, groups: list[GroupSpec]) -> dict:
     topo: Topology = run.topology
     errors: list[ConfigError] = []
     order = {n: i for i, n in enumerate(topo.nodes)}
-    links: list[DirectedLink] = []
-    adj: dict[str, list[tuple[str, int]]] = {n: [] for n in topo.nodes}
-    for tl in topo.links:
-        s = tl.spec
-        for src, dst, queue, ecn, aqm, end in ((tl.a, tl.b, s.queue_a, s.ecn_a, s.aqm_a, "left"),
-                                               (tl.b, tl.a, s.queue_b, s.ecn_b, s.aqm_b, "right")):
-            extra = s.cond.link_keys(end, "-".join(sorted((tl.a, tl.b))), run.seed,
-                                     run.duration_ns) if s.cond is not None else {}
-            extra = {**extra, **channel_keys(s, tl.a, tl.b)}
-            links.append(DirectedLink(len(links), f"{src}->{dst}", src, dst, "link", s.rate_bps,
-                                      s.delay_ns, queue, tl.path + ("queue",), ecn, extra,
-                                      aqm=aqm))
-            adj[src].append((dst, len(links) - 1))
+    links, adj = _directed_links(run, topo)
     link_id = {(l.src, l.dst): l.id for l in links}
 
     ordered = sort_groups(groups)
     routes: dict[int, tuple[str, str, list[str]]] = {}
     for gi, g in enumerate(ordered):
-        e: Endpoints = g.endpoints or Endpoints()
-        for key, kpath in e.dumbbell_keys:
-            errors.append(ConfigError(kpath, f"{key} is a dumbbell setting; this experiment "
-                                      "has a topology", "set rates, delays and queues on "
-                                      "topology.links; a flow goes from src to dst", None))
-        route = None
-        if e.route is not None:
-            rv, rpath = e.route
-            if not isinstance(rv, list) or len(rv) < 2:
-                errors.append(ConfigError(rpath, f"{show(rv)} is not a route",
-                                          "list the nodes from src to dst: [h1, r1, r2, h2]",
-                                          rv))
-                continue
-            route = [str(x) for x in rv]
-        src = str(e.src[0]) if e.src is not None else (route[0] if route else None)
-        dst = str(e.dst[0]) if e.dst is not None else (route[-1] if route else None)
-        bad = False
-        for key, name, got in (("src", src, e.src), ("dst", dst, e.dst)):
-            kpath = got[1] if got else g.path + (key,)
-            if name is None:
-                errors.append(ConfigError(kpath, f"missing required key {show(key)}",
-                                          f"name a host of the topology: {key}: "
-                                          f"{topo.nodes[0]} (nodes: {', '.join(topo.nodes)})",
-                                          None))
-                bad = True
-            elif name not in order:
-                errors.append(ConfigError(kpath, f"unknown node {show(name)}",
-                                          f"nodes: {', '.join(topo.nodes)}", name))
-                bad = True
-        if bad:
-            continue
-        if src == dst:
-            errors.append(ConfigError(e.dst[1] if e.dst else g.path, f"src and dst are both "
-                                      f"{src}", "a flow goes between two different nodes", dst))
-            continue
-        if route is not None:
-            rpath = e.route[1]
-            if route[0] != src or route[-1] != dst:
-                errors.append(ConfigError(rpath, f"route {show(e.route[0])} does not go from "
-                                          f"{src} to {dst}", f"start it at {src} and end it "
-                                          f"at {dst}", e.route[0]))
-                continue
-            for i, (u, v) in enumerate(zip(route, route[1:])):
-                if (u, v) not in link_id:
-                    near = ", ".join(w for w, _ in adj.get(u, [])) or "none"
-                    errors.append(ConfigError(rpath + (i + 1,), f"no link between {u} and {v}",
-                                              f"{u} links to: {near}", v))
-                    bad = True
-                    break
-            if bad:
-                continue
-        else:
-            route = _shortest(adj, order, src, dst)
-            if route is None:
-                errors.append(ConfigError(
-                    g.path, f"no route from {src} to {dst}",
-                    f"{src} reaches only {', '.join(_component(adj, src))}: add a link in "
-                    "topology.links", None))
-                continue
-        routes[gi] = (src, dst, route)
+        got = _group_route(g, topo, order, adj, link_id, errors)
+        if got is not None:
+            routes[gi] = got
     if errors:
         raise ConfigErrors(errors)
 
@@ -345,6 +294,91 @@ def build_graph(run: RunSpec, groups: list[GroupSpec]) -> dict:
     nodes = [{"name": n, "kind": topo.kinds.get(n, "host" if n in hosts else "router")}
              for n in topo.nodes]
     return experiment(run, nodes, links, sorted(bottlenecks), flows)
+
+
+def _directed_links(run: RunSpec, topo: Topology):
+    """Both directions of every topology link, in declaration order (ids = positions), and
+    each node's outgoing (neighbour, link id) list."""
+    links: list[DirectedLink] = []
+    adj: dict[str, list[tuple[str, int]]] = {n: [] for n in topo.nodes}
+    for tl in topo.links:
+        s = tl.spec
+        for src, dst, queue, ecn, aqm, end in ((tl.a, tl.b, s.queue_a, s.ecn_a, s.aqm_a, "left"),
+                                               (tl.b, tl.a, s.queue_b, s.ecn_b, s.aqm_b, "right")):
+            extra = s.cond.link_keys(end, "-".join(sorted((tl.a, tl.b))), run.seed,
+                                     run.duration_ns) if s.cond is not None else {}
+            extra = {**extra, **channel_keys(s, tl.a, tl.b)}
+            links.append(DirectedLink(len(links), f"{src}->{dst}", src, dst, "link", s.rate_bps,
+                                      s.delay_ns, queue, tl.path + ("queue",), ecn, extra,
+                                      aqm=aqm))
+            adj[src].append((dst, len(links) - 1))
+    return links, adj
+
+
+def _group_route(g: GroupSpec, topo: Topology, order: dict[str, int], adj, link_id: dict,
+                 errors: list[ConfigError]) -> tuple[str, str, list[str]] | None:
+    """A group's (src, dst, route): its route as given and checked, or the shortest; None
+    when it has a problem (appended to ``errors``)."""
+    e: Endpoints = g.endpoints or Endpoints()
+    for key, kpath in e.dumbbell_keys:
+        errors.append(ConfigError(kpath, f"{key} is a dumbbell setting; this experiment "
+                                  "has a topology", "set rates, delays and queues on "
+                                  "topology.links; a flow goes from src to dst", None))
+    route = None
+    if e.route is not None:
+        rv, rpath = e.route
+        if not isinstance(rv, list) or len(rv) < 2:
+            errors.append(ConfigError(rpath, f"{show(rv)} is not a route",
+                                      "list the nodes from src to dst: [h1, r1, r2, h2]",
+                                      rv))
+            return None
+        route = [str(x) for x in rv]
+    src = str(e.src[0]) if e.src is not None else (route[0] if route else None)
+    dst = str(e.dst[0]) if e.dst is not None else (route[-1] if route else None)
+    bad = False
+    for key, name, got in (("src", src, e.src), ("dst", dst, e.dst)):
+        kpath = got[1] if got else g.path + (key,)
+        if name is None:
+            errors.append(ConfigError(kpath, f"missing required key {show(key)}",
+                                      f"name a host of the topology: {key}: "
+                                      f"{topo.nodes[0]} (nodes: {', '.join(topo.nodes)})",
+                                      None))
+            bad = True
+        elif name not in order:
+            errors.append(ConfigError(kpath, f"unknown node {show(name)}",
+                                      f"nodes: {', '.join(topo.nodes)}", name))
+            bad = True
+    if bad:
+        return None
+    if src == dst:
+        errors.append(ConfigError(e.dst[1] if e.dst else g.path, f"src and dst are both "
+                                  f"{src}", "a flow goes between two different nodes", dst))
+        return None
+    if route is not None:
+        rpath = e.route[1]
+        if route[0] != src or route[-1] != dst:
+            errors.append(ConfigError(rpath, f"route {show(e.route[0])} does not go from "
+                                      f"{src} to {dst}", f"start it at {src} and end it "
+                                      f"at {dst}", e.route[0]))
+            return None
+        for i, (u, v) in enumerate(zip(route, route[1:])):
+            if (u, v) not in link_id:
+                near = ", ".join(w for w, _ in adj.get(u, [])) or "none"
+                errors.append(ConfigError(rpath + (i + 1,), f"no link between {u} and {v}",
+                                          f"{u} links to: {near}", v))
+                bad = True
+                break
+        if bad:
+            return None
+    else:
+        route = _shortest(adj, order, src, dst)
+        if route is None:
+            errors.append(ConfigError(
+                g.path, f"no route from {src} to {dst}",
+                f"{src} reaches only {', '.join(_component(adj, src))}: add a link in "
+                "topology.links", None))
+            return None
+    return src, dst, route
 
 
 __all__ = ["parse_topology", "parse_group_endpoints", "check_dumbbell_groups", "build_graph"]

@@ -23,15 +23,32 @@ def _provenance(results: Results) -> str:
 
 
 def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
-    from .bk import column, components, library
+    from .bk import column, components
     from ..analysis.cache import Computed
     from .interactive import run_figures
     exp = results.experiment
     computed = Computed.of(results, interval)
     sections = run_figures(results, interval, computed=computed)
     script, divs = components([column(fs, sizing_mode="stretch_width") for _, fs in sections])
+    out = _page_head(results, exp, script)
+    if verdicts is None:
+        from .. import expect
+        verdicts = expect.evaluate(results)
+    out.append(verdicts_panel(verdicts))
+    out += _network(exp, divs[0])
+    out += _headline(results, computed, interval)
+    out += _workload_tables(results, computed)
+    for (title, _), div in list(zip(sections, divs))[1:]:
+        out.append(f"<h2>{html.escape(title)}</h2>{div}")
+    out.append(_provenance(results))
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def _page_head(results: Results, exp: dict, script: str) -> list[str]:
+    """The document's head (library and figure scripts), title and the run's meta line."""
+    from .bk import library
     meta = results.meta
-    links = exp["links"]
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench report: "
            f"{html.escape(str(meta.get('source') or results.path.name))}</title>"
            f"<style>{CSS}</style>{library()}{script}</head><body>"]
@@ -54,15 +71,14 @@ def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
         f"{timing} · ccbench {html.escape(str(meta.get('ccbench_version')))} · "
         f"created {html.escape(str(meta.get('created')))} · per-packet records "
         f"{'on' if exp.get('record_packets') else 'off (metrics from per-interval aggregates)'}</p>")
+    return out
 
-    if verdicts is None:
-        from .. import expect
-        verdicts = expect.evaluate(results)
-    out.append(verdicts_panel(verdicts))
 
-    # Topology
-    out.append("<h2>Network</h2>")
-    out.append(divs[0])
+def _network(exp: dict, div: str) -> list[str]:
+    """The Network section: the topology figure, the bottleneck links and the flows."""
+    out = ["<h2>Network</h2>"]
+    links = exp["links"]
+    out.append(div)
     rows = [{"name": links[i]["name"], "rate": rate_text(links[i]["rate_bps"]),
              "delay": f"{links[i]['delay_ns'] / 1e6:g} ms", "queue": queue_text(links[i]["queue"])}
             for i in exp.get("bottleneck_links", [])]
@@ -83,8 +99,13 @@ def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
     out.append(table(frows, [("label", "flow", ""), ("start", "start s", "g"), ("stop", "stop s", "g"),
                               ("bytes", "bytes", ""), ("rtt", "base RTT ms", "g"),
                               ("side", "first / last link", ""), ("params", "CC parameters", "")]))
+    return out
 
-    # Headline numbers
+
+def _headline(results: Results, computed, interval: float) -> list[str]:
+    """The Results section's headline numbers: each grouping's summary and Jain's index, and
+    the links' utilisation."""
+    out = []
     out.append(f"<h2>Results</h2><p class='meta'>Aggregation interval {interval:g} s (tables and "
                f"plots of this page); throughput and delay as CoCo-Beholder defines them; loss is "
                f"the share of bytes sent that a queue, an AQM or random loss dropped, and data "
@@ -108,6 +129,12 @@ def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
                           [(c, c, ".2f") for c in util.columns]))
     except Exception as e:  # report what we can; never fail the page on one table
         out.append(f"<p class='meta'>link utilisation unavailable: {html.escape(str(e))}</p>")
+    return out
+
+
+def _workload_tables(results: Results, computed) -> list[str]:
+    """Flow completion times, application-limited flows' goodput, the Pantheon summary."""
+    out = []
     from ..analysis import workloads
     fct = workloads.fct_summary(results)
     if not fct.is_empty():
@@ -127,12 +154,7 @@ def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
     ps = computed.pantheon()
     out.append("<h3>Pantheon summary</h3>")
     out.append(table(list(ps.iter_rows(named=True)), [(c, c, ".3f") for c in ps.columns]))
-
-    for (title, _), div in list(zip(sections, divs))[1:]:
-        out.append(f"<h2>{html.escape(title)}</h2>{div}")
-    out.append(_provenance(results))
-    out.append("</body></html>")
-    return "\n".join(out)
+    return out
 
 
 def write_report(results: Results | str | Path, interval: float = 0.5, verdicts=None) -> Path:

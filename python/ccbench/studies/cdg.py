@@ -620,11 +620,20 @@ def _doc_order(ctx: Ctx, key: str, col: str, df: pl.DataFrame) -> list:
 def analyse(ctx: Ctx) -> Output:
     """The study's tables and figure (the claims are scored from ``measure``)."""
     out = Output()
-    d = measure(ctx)
-    s = d.sim
+    s = measure(ctx).sim
+    out.tables += _paper_tables(s)
+    out.tables += _ladder_and_many_flow_tables(ctx, s)
+    out.tables += _scenario_tables(s)
+    _figure(ctx, s["e1"], s["e4"], out)
+    return out
+
+
+def _paper_tables(s: dict) -> list[Table]:
+    """E1/H5, the back-offs (CH-4/5/6, H1/H3/H7), E4/H11, E3/H12 and E5/H13/H14."""
+    tables: list[Table] = []
     e1 = s["e1"]
     rates, rtts = axis_values(e1, "rate"), axis_values(e1, "rtt")
-    out.tables.append(Table(
+    tables.append(Table(
         "E1/H5: one flow alone, utilisation / mean queueing delay ms (90-290 s)",
         ["RTT ms"] + [f"{cc} {R:g} Mbit/s" for cc in ("cdg", "hldg") for R in rates],
         [[t] + [f"{mean_where(e1, 'util', cc=cc, rate=R, rtt=t):.3f} / {mean_where(e1, 'qdelay_ms', cc=cc, rate=R, rtt=t):.1f}"
@@ -635,7 +644,7 @@ def analyse(ctx: Ctx) -> Output:
              "hldg-no-m7": "HLDG without M7 (H7)", "hldg": "HLDG (H7)"}
     cols = ("backoffs", "below_bdp", "double", "post_cwnd_kib", "recover_s", "util", "qdelay_ms", "q99_ms",
             "q60_ms", "tput60", "spikes60")
-    out.tables.append(Table(
+    tables.append(Table(
         "CH-4/5/6, H1/H3/H7: one flow alone at 100 ms (1000-packet FIFO): delay back-offs per 300 s after "
         "slow start, cwnd after a back-off and the time to regain it (medians), utilisation and queueing "
         "delay over 30 s to the end, and over the first 60 s",
@@ -643,65 +652,77 @@ def analyse(ctx: Ctx) -> Output:
          "mean qdelay ms", "p99 qdelay ms", "qdelay 0-60 s ms", "Mbit/s 0-60 s", "spikes ≥ 15 ms 0-60 s"],
         [[names[v]] + [mean_where(bo, c, name=v) for c in cols] for v in names if select(bo, name=v).height]))
     e4 = s["e4"]
-    out.tables.append(Table(
+    tables.append(Table(
         "E4/H11: share of the delay-gradient flow against CUBIC (20-110 s), per rate / RTT / buffer",
         ["rate Mbit/s", "RTT ms"] + [f"{cc} {b} BDP" for cc in ("cdg", "hldg") for b in axis_values(e4, "bdp")],
         [[R, t] + [mean_where(e4, "share", cc=cc, rate=R, rtt=t, bdp=b) for cc in ("cdg", "hldg") for b in axis_values(e4, "bdp")]
          for R in axis_values(e4, "rate") for t in axis_values(e4, "rtt")]))
     e3 = s["e3"]
-    out.tables.append(Table(
+    tables.append(Table(
         "E3/H12: share against CUBIC with a 340-ms buffer (20-110 s), CDG (loss-based slow start) / HLDG",
         ["rate Mbit/s"] + [f"{t} ms" for t in axis_values(e3, "rtt")],
         [[R] + [f"{mean_where(e3, 'share', variant='cdg', rate=R, rtt=t):.3f} / {mean_where(e3, 'share', variant='hldg', rate=R, rtt=t):.3f}"
                 for t in axis_values(e3, "rtt")] for R in axis_values(e3, "rate")]))
     e5 = s["e5"]
     pts = e5.select(["rate", "rtt", "bdp_pkts"]).unique().sort("bdp_pkts") if e5.height else pl.DataFrame()
-    out.tables.append(Table(
+    tables.append(Table(
         "E5/H13/H14: ssthresh at the first slow-start exit / BDP (2000-packet FIFO)",
         ["rate Mbit/s", "RTT ms", "BDP pkts", "CDG (E5)", "CDG g_min only (H13)", "HLDG (H14)"],
         [[p["rate"], p["rtt"], round(p["bdp_pkts"], 1)] +
          [mean_where(e5, "ratio", variant=v, rate=p["rate"], rtt=p["rtt"]) for v in ("cdg", "cdg-gmin", "hldg")]
          for p in pts.iter_rows(named=True)]))
+    return tables
+
+
+def _ladder_and_many_flow_tables(ctx: Ctx, s: dict) -> list[Table]:
+    """The Table 5.1 ladder, H15 (lossy links), F1/F3, CH-7, F2 and F4."""
+    tables: list[Table] = []
     h5 = s["h5"]
-    out.tables.append(Table(
+    tables.append(Table(
         "Table 5.1 ladder: one flow, 10 Mbit/s, 2 ms, 1000-packet FIFO, queueing delay over 20 s to the end",
         ["variant", "mean ms", "median ms", "SD ms", "utilisation"],
         [[v] + [mean_where(h5, c, variant=v) for c in ("mean_ms", "median_ms", "sd_ms", "util")]
          for v in _doc_order(ctx, "h5", "variant", h5)]))
     h15 = s["h15"]
-    out.tables.append(Table(
+    tables.append(Table(
         "H15: one flow alone on a lossy link, utilisation over 10 s to the end (1-BDP FIFO)",
         ["loss", "rate Mbit/s", "RTT ms", "HLDG", "CDG", "CUBIC"],
         [[lo, R, t] + [mean_where(h15, "util", cc=cc, loss=lo, rate=R, rtt=t) for cc in ("hldg", "cdg", "cubic")]
          for lo in axis_values(h15, "loss") for R in axis_values(h15, "rate") for t in axis_values(h15, "rtt")]))
     f = s["f"]
-    out.tables.append(Table(
+    tables.append(Table(
         "F1/F3: five flows of one CC, 12 Mbit/s (window: all five active)",
         ["queue", "CC", "RTT ms", "Jain", "max-min", "utilisation", "drop %", "queueing delay ms"],
         [[v, cc, t] + [mean_where(f, c, variant=v, cc=cc, rtt=t) for c in ("jain", "maxmin", "util", "drop_pct", "qdelay_ms")]
          for v in _doc_order(ctx, "f", "variant", f) for cc in _doc_order(ctx, "f", "cc", f) for t in axis_values(f, "rtt")]))
     n = s["n"]
-    out.tables.append(Table(
+    tables.append(Table(
         "CH-7: utilisation of N flows of one CC behind the F-series FIFO (staggered starts)",
         ["CC", "RTT ms"] + [f"N = {k}" for k in range(1, 6)],
         [[cc, t] + [mean_where(n, "util", cc=cc, rtt=t, n=k) for k in range(1, 6)]
          for cc in axis_values(n, "cc") for t in axis_values(n, "rtt")]))
     f2 = s["f2"]
-    out.tables.append(Table(
+    tables.append(Table(
         "F2: five HLDG flows, flows 1-2 on a path 80 ms longer, 12 Mbit/s, 1000-packet FIFO (50-300 s)",
         ["RTT ms", "Jain", "max-min", "queueing delay ms", "longer-RTT flows Mbit/s", "other flows Mbit/s"],
         [[t] + [mean_where(f2, c, rtt=t) for c in ("jain", "maxmin", "qdelay_ms", "long_mbps", "short_mbps")]
          for t in axis_values(f2, "rtt")]))
     f4 = s["f4"]
-    out.tables.append(Table("F4: scavenger share against CUBIC (2-BDP FIFO)", ["scavenger", "RTT ms", "share"],
-                            [[v, t, mean_where(f4, "share", variant=v, rtt=t)]
-                             for v in _doc_order(ctx, "f4", "variant", f4) for t in axis_values(f4, "rtt")]))
+    tables.append(Table("F4: scavenger share against CUBIC (2-BDP FIFO)", ["scavenger", "RTT ms", "share"],
+                        [[v, t, mean_where(f4, "share", variant=v, rtt=t)]
+                         for v in _doc_order(ctx, "f4", "variant", f4) for t in axis_values(f4, "rtt")]))
+    return tables
+
+
+def _scenario_tables(s: dict) -> list[Table]:
+    """E2, E0, H8, H10, H6, H9, H4 and H2."""
+    tables: list[Table] = []
     e2, e0 = s["e2"], s["e0"]
-    out.tables.append(Table(
+    tables.append(Table(
         "E2: a delay-based flow alone (2-10 s), then against CUBIC from 10 s (10 Mbit/s, 20 ms, 200-packet FIFO)",
         ["first flow", "utilisation alone", "throughput Mbit/s, 10-30 s", "CUBIC Mbit/s", "share"],
         [[cc] + [mean_where(e2, c, cc=cc) for c in ("alone_util", "tput", "cubic_tput", "share")] for cc in axis_values(e2, "cc")]))
-    out.tables.append(Table(
+    tables.append(Table(
         "E0: RTT of a 60-kbit/s game flow alone and with a bulk flow joining at 30 s (2 Mbit/s, 20 ms, 40-packet FIFO)",
         ["bulk flow", "game RTT alone ms", "game RTT with the bulk flow ms", "SD of its 1-s RTT ms",
          "bulk throughput Mbit/s", "drops"],
@@ -709,27 +730,27 @@ def analyse(ctx: Ctx) -> Output:
          for b in ("cubic", "cdg")]))
     h8 = s["h8"]
     r8 = axis_values(h8, "rate")
-    out.tables.append(Table(
+    tables.append(Table(
         "H8: one flow alone with loss-based slow start, FIFO of max(150 packets, 1 BDP), utilisation / mean "
         "queueing delay ms over 30-90 s", ["RTT ms"] + [f"{v} {R:g} Mbit/s" for v in ("cdg", "hldg") for R in r8],
         [[t] + [f"{mean_where(h8, 'util', variant=v, rate=R, rtt=t):.3f} / {mean_where(h8, 'qdelay_ms', variant=v, rate=R, rtt=t):.1f}"
                 for v in ("cdg", "hldg") for R in r8] for t in axis_values(h8, "rtt")]))
     h10 = s["h10"]
-    out.tables.append(Table(
+    tables.append(Table(
         "H10: mode switching (HLDG alone, CUBIC from 30 to 120 s, 12 Mbit/s, 10 ms, 250-packet FIFO, Q_th = 50 ms, "
         "m = 4), each phase from 5 s after its change", ["phase", "time in DELAY", "time in LOSS or PROBE",
                                                          "queueing delay ms", "HLDG Mbit/s", "CUBIC Mbit/s", "share"],
         [[p] + [mean_where(h10, c, phase=p) for c in ("delay_frac", "loss_probe_frac", "qdelay_ms", "tput", "cubic_tput", "share")]
          for p in ("alone", "with CUBIC", "after CUBIC")]))
     h6 = s["h6"]
-    out.tables.append(Table(
+    tables.append(Table(
         "H6: route change, RTT 40 → 80 ms at 10 s (one HLDG flow, 10 Mbit/s, 1000-packet FIFO)",
         ["RTT_base", "utilisation 2-10 s", "12-30 s", "32-40 s", "RTT_ebase at 32 s ms", "at the end ms"],
         [[v] + [mean_where(h6, c, variant=v) for c in ("util_old", "util_changed", "util_late", "rtt_ebase_32_ms", "rtt_ebase_end_ms")]
          for v in ("w30", "lifetime")]))
     h9 = s["h9"]
     gs = axis_values(h9, "G")
-    out.tables.append(Table(
+    tables.append(Table(
         "H9: HLDG with a fixed G (no mode switching) against CUBIC, 12 Mbit/s: share over 20-60 s / queueing "
         "delay alone over 2-10 s (ms)", ["RTT ms", "buffer (BDP)"] + [f"G = {g} ms" for g in gs],
         [[t, b] + [f"{mean_where(h9, 'share', G=g, rtt=t, bdp=b):.3f} / {mean_where(h9, 'qdelay_alone_ms', G=g, rtt=t, bdp=b):.1f}"
@@ -737,20 +758,19 @@ def analyse(ctx: Ctx) -> Output:
     h4 = s["h4"]
     vs = ("hldg-m1m2-linear", "hldg")
     r4 = axis_values(h4, "rate")
-    out.tables.append(Table(
+    tables.append(Table(
         "H4: the standing queue on small-BDP paths, one flow alone (1000-packet FIFO), median queueing delay ms "
         "over 20 s to the end (utilisation)",
         ["RTT ms"] + [f"{'M1+M2 linear' if v != 'hldg' else 'HLDG'} {R:g} Mbit/s" for v in vs for R in r4],
         [[t] + [f"{mean_where(h4, 'median_ms', variant=v, rate=R, rtt=t):.1f} ({mean_where(h4, 'util', variant=v, rate=R, rtt=t):.2f})"
                 for v in vs for R in r4] for t in axis_values(h4, "rtt")]))
     h2 = s["h2"]
-    out.tables.append(Table(
+    tables.append(Table(
         "H2: bandwidth estimates of one Reno flow over the bottleneck rate (10 Mbit/s, 2-BDP FIFO), 5th / 50th / "
         "95th percentile of the flow samples over 30 s to the end", ["RTT ms", "Vegas-like cwnd / RTT_base", "ACK rate"],
         [[t] + [" / ".join(f"{mean_where(h2, c, rtt=t, estimate=e):.2f}" for c in ("p5", "p50", "p95"))
                 for e in ("Vegas-like", "ACK rate")] for t in axis_values(h2, "rtt")]))
-    _figure(ctx, e1, e4, out)
-    return out
+    return tables
 
 
 def _figure(ctx: Ctx, e1: pl.DataFrame, e4: pl.DataFrame, out: Output) -> None:

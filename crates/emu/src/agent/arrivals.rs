@@ -16,7 +16,7 @@ pub struct ShortConn {
 
 /// `arrivals-client --dst ADDR --port P --cc NAME --arrivals JSON --seed S --flow F --t0 T0
 /// [--start S] [--stop S2] --end E --out DIR`: Poisson short flows, one new connection per
-/// arrival (the simulator's arrival times and sizes, workload.rs), each writing its size and
+/// arrival (the simulator's arrival times and sizes: netmodel::arrivals itself), each writing its size and
 /// closing once every byte is acknowledged (SIOCOUTQ = 0, checked every 100 µs: the
 /// completion-time granularity). DIR gets the group's `conns` table, one row per connection
 /// in arrival order (`conn` = index in the group; completed null = not completed by the end).
@@ -24,7 +24,7 @@ pub fn arrivals_client(a: &Args) {
     let dst: std::net::Ipv4Addr = a.str("dst").parse().unwrap_or_else(|_| die(2, "--dst: not an IPv4 address"));
     let port = a.u64("port", None) as u16;
     let cc = a.str("cc");
-    let cfg: crate::workload::ArrivalsConfig =
+    let cfg: netmodel::arrivals::ArrivalsConfig =
         serde_json::from_str(&a.str("arrivals")).unwrap_or_else(|e| die(2, &format!("--arrivals: {e}")));
     let seed = a.u64("seed", Some(0));
     let flow = a.u64("flow", None) as u32;
@@ -34,7 +34,7 @@ pub fn arrivals_client(a: &Args) {
     let stop = stop_time(a, t0, end);
     let out_path = a.str("out");
     clock::set_timer_slack(1);
-    let mut gen = crate::workload::Arrivals::new(&cfg, seed, flow);
+    let mut gen = netmodel::arrivals::Arrivals::new(&cfg, seed, flow);
     let mut next = Some(start + gen.next_gap()).filter(|&t| t < end);
     let sa = sockaddr(u32::from(dst), port);
     let buf = vec![0u8; 1 << 18];

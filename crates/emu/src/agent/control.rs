@@ -24,42 +24,39 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::errno_msg;
+use super::tcp_info::*;
 use crate::clock::{self, mono_ns};
-
-fn u32_at(b: &[u8], o: usize) -> u64 {
-    u32::from_ne_bytes(b[o..o + 4].try_into().unwrap()) as u64
-}
-
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    u64::from_ne_bytes(b[o..o + 8].try_into().unwrap())
-}
 
 fn tcp_info(fd: i32) -> Option<[u8; 256]> {
     let mut info = [0u8; 256];
     let mut len: libc::socklen_t = info.len() as _;
     // SAFETY: getsockopt into our buffer with its length.
     let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr() as *mut _, &mut len) };
-    (r == 0 && len >= 232).then_some(info)
+    (r == 0 && len as usize >= TCPI_SND_WND.end()).then_some(info)
 }
 
-/// The cumulative counters and current state of a `struct tcp_info` (offsets of
-/// include/uapi/linux/tcp.h) as JSON fields.
+/// The cumulative counters and current state of a `struct tcp_info` (tcp_info.rs's fields)
+/// as JSON fields.
 fn info_fields(b: &[u8]) -> serde_json::Map<String, serde_json::Value> {
-    let ssthresh = u32_at(b, 76);
-    let min_rtt = u32_at(b, 148);
-    let pacing = u64_at(b, 104);
+    let ssthresh = TCPI_SND_SSTHRESH.read(b);
+    let min_rtt = TCPI_MIN_RTT.read(b);
+    let pacing = TCPI_PACING_RATE.read(b);
+    let null = || serde_json::Value::Null;
     let v = serde_json::json!({
-        "ca_state": b[1], "mss": u32_at(b, 16),
-        "unacked": u32_at(b, 24), "sacked": u32_at(b, 28), "lost_out": u32_at(b, 32),
-        "retrans_out": u32_at(b, 36), "srtt_us": u32_at(b, 68), "rttvar_us": u32_at(b, 72),
-        "ssthresh": if ssthresh >= 0x7fff_ffff { serde_json::Value::Null } else { ssthresh.into() },
-        "cwnd": u32_at(b, 80), "total_retrans": u32_at(b, 100),
-        "pacing_rate_Bps": if pacing == u64::MAX { serde_json::Value::Null } else { pacing.into() },
-        "bytes_acked": u64_at(b, 120), "segs_in": u32_at(b, 140),
-        "min_rtt_us": if min_rtt == 0xffff_ffff { serde_json::Value::Null } else { min_rtt.into() },
-        "delivery_rate_Bps": u64_at(b, 160), "app_limited": b[7] & 1,
-        "delivered": u32_at(b, 192), "delivered_ce": u32_at(b, 196),
-        "bytes_sent": u64_at(b, 200), "bytes_retrans": u64_at(b, 208), "snd_wnd": u32_at(b, 228),
+        "ca_state": TCPI_CA_STATE.read(b), "mss": TCPI_SND_MSS.read(b),
+        "unacked": TCPI_UNACKED.read(b), "sacked": TCPI_SACKED.read(b),
+        "lost_out": TCPI_LOST.read(b), "retrans_out": TCPI_RETRANS.read(b),
+        "srtt_us": TCPI_RTT.read(b), "rttvar_us": TCPI_RTTVAR.read(b),
+        "ssthresh": if ssthresh >= INFINITE_SSTHRESH { null() } else { ssthresh.into() },
+        "cwnd": TCPI_SND_CWND.read(b), "total_retrans": TCPI_TOTAL_RETRANS.read(b),
+        "pacing_rate_Bps": if pacing == NO_PACING_RATE { null() } else { pacing.into() },
+        "bytes_acked": TCPI_BYTES_ACKED.read(b), "segs_in": TCPI_SEGS_IN.read(b),
+        "min_rtt_us": if min_rtt == NO_MIN_RTT { null() } else { min_rtt.into() },
+        "delivery_rate_Bps": TCPI_DELIVERY_RATE.read(b),
+        "app_limited": TCPI_APP_LIMITED_BYTE.read(b) & 1,
+        "delivered": TCPI_DELIVERED.read(b), "delivered_ce": TCPI_DELIVERED_CE.read(b),
+        "bytes_sent": TCPI_BYTES_SENT.read(b), "bytes_retrans": TCPI_BYTES_RETRANS.read(b),
+        "snd_wnd": TCPI_SND_WND.read(b),
     });
     match v {
         serde_json::Value::Object(m) => m,
@@ -155,7 +152,7 @@ pub fn report_intervals(fd: i32, t0: u64, every: Interval, done: Arc<AtomicBool>
         m.insert("t_ns".into(), (mono_ns() - t0).into());
         emit(m);
         let mut start = mono_ns();
-        let mut end = start + every.len_ns(u32_at(&info, 68));
+        let mut end = start + every.len_ns(TCPI_RTT.read(&info));
         let mut polls = RttPolls::default();
         while !done.load(Ordering::Relaxed) {
             let now = mono_ns();
@@ -169,12 +166,12 @@ pub fn report_intervals(fd: i32, t0: u64, every: Interval, done: Arc<AtomicBool>
                 emit(m);
                 polls = RttPolls::default();
                 start = now;
-                end = start + every.len_ns(u32_at(&info, 68));
+                end = start + every.len_ns(TCPI_RTT.read(&info));
                 continue;
             }
             clock::sleep_until((now + 1_000_000).min(end));
             if let Some(info) = tcp_info(fd) {
-                let srtt = u32_at(&info, 68);
+                let srtt = TCPI_RTT.read(&info);
                 if srtt > 0 {
                     polls.add((mono_ns() - start) as f64 / 1e9, srtt as f64);
                 }

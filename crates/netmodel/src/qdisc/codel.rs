@@ -18,7 +18,7 @@
 use serde::Deserialize;
 
 use super::defaults;
-use crate::queue::{over_limit, set_ce, Fifo, Qdisc};
+use super::{over_limit, set_ce, Fifo, Qdisc};
 use crate::{Nanos, PktMeta};
 
 fn default_limit() -> Option<u32> {

@@ -15,7 +15,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::ops::{Deref, DerefMut};
 
-use crate::queue::{over_limit, Qdisc};
+use super::{over_limit, Qdisc};
 use crate::{Nanos, PktMeta};
 
 /// The per-flow active queue management run under [`Drr`].

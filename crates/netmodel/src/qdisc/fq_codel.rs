@@ -25,7 +25,7 @@ use super::defaults;
 use super::drr::{Drr, FlowAqm, FlowQueue, Overflow};
 use crate::{Nanos, PktMeta};
 #[cfg(test)]
-use crate::queue::Qdisc; // the tests' `use super::*`
+use super::Qdisc; // the tests' `use super::*`
 
 fn default_limit() -> Option<u32> {
     Some(10_240)

@@ -17,9 +17,9 @@ use serde::Deserialize;
 use super::defaults;
 use super::drr::{Drr, DrrFlow, FlowAqm, FlowQueue, Overflow};
 use super::pie::{calculate_probability, drop_early, process_dequeue, PieParams, PieVars, FIRST_UPDATE_NS, MAX_PROB};
-use crate::queue::set_ce;
+use super::set_ce;
 #[cfg(test)]
-use crate::queue::Qdisc; // the tests' `use super::*`
+use super::Qdisc; // the tests' `use super::*`
 use crate::{Nanos, PktMeta, Rng};
 
 fn default_limit() -> Option<u32> {

@@ -31,7 +31,7 @@
 use serde::Deserialize;
 
 use super::defaults;
-use crate::queue::{over_limit, set_ce, Fifo, Qdisc};
+use super::{over_limit, set_ce, Fifo, Qdisc};
 use crate::{Nanos, PktMeta, Rng};
 
 /// Probability 1 (`U64_MAX >> BITS_PER_BYTE`).

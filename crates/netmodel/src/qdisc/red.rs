@@ -21,7 +21,7 @@
 
 use serde::Deserialize;
 
-use crate::queue::{over_limit, set_ce, Fifo, Qdisc};
+use super::{over_limit, set_ce, Fifo, Qdisc};
 use crate::{Nanos, PktMeta, Rng};
 
 fn default_probability() -> f64 {

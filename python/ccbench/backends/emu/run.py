@@ -272,7 +272,20 @@ class Emulation(CommandFlows):
 
     # -- the run ---------------------------------------------------------------------------------
     def run(self):
-        dur = self.exp["duration_ns"]
+        """Set up, drive the run to its end, collect: ({table: DataFrame}, metadata, wall s)."""
+        t0, clients = self._start()
+        drive = self._drive(t0)
+        agents = self._collect_agents(clients)
+        if self.bpf_entries:  # before teardown unregisters them (their maps go with them)
+            from .bpf import repair_counts
+            for e in self.bpf_entries:
+                e["repairs"] = repair_counts(e)
+        tables, meta = collect(self.exp, self.work, agents)
+        meta.update(self._metadata(drive, agents, meta))
+        return tables, meta, drive["wall"]
+
+    def _start(self) -> tuple[int, list[tuple[dict, subprocess.Popen]]]:
+        """Hosts, engine and agents up, the engine told when the run starts: (t0, clients)."""
         from ...runlock import RunLock
         # the lock exists before any namespace or process: `ccbench clean` then never
         # mistakes this run for a killed one
@@ -292,6 +305,13 @@ class Emulation(CommandFlows):
                            "otherwise idle machine)")
         self.engine.stdin.write(f"go {t0}\n")
         self.engine.stdin.flush()
+        return t0, clients
+
+    def _drive(self, t0: int) -> dict:
+        """Follow the run until the engine says ``done`` (progress, controllers' reports,
+        command flows' stop times), then read the TUN counters and stop the engine:
+        {cpu_a, cpu_b (/proc/stat before and after), wall (s), tun (tun_stats)}."""
+        dur = self.exp["duration_ns"]
         cpu_a = _cpu_times()
         wall0 = time.perf_counter()
         end = t0 + dur
@@ -315,14 +335,7 @@ class Emulation(CommandFlows):
                 self.stop_commands(stops.pop(0)[1], grace=0.0)
             timeout = 0.25 if not stops else min(0.25, max(0.0, (stops[0][0] - now) / 1e9))
             ready = [k.fd for k, _ in sel.select(timeout=timeout)]
-            for fd in ready:
-                if fd in ctl_fds:
-                    data = os.read(fd, 65536)
-                    if data:
-                        self.controllers.feed(fd, data)
-                    else:
-                        sel.unregister(fd)
-                        ctl_fds.remove(fd)
+            self._read_controllers(sel, ready, ctl_fds)
             if out_fd not in ready:
                 continue
             # raw reads: one read may bring several lines (progress lines, then `done`)
@@ -349,6 +362,22 @@ class Emulation(CommandFlows):
         self.engine.stdin.write("exit\n")
         self.engine.stdin.flush()
         self.engine.wait(timeout=10)
+        return {"cpu_a": cpu_a, "cpu_b": cpu_b, "wall": wall, "tun": tun}
+
+    def _read_controllers(self, sel, ready: list[int], ctl_fds: list[int]) -> None:
+        """Feed the controllers what their ready pipes hold; a closed pipe leaves the
+        selector."""
+        for fd in ready:
+            if fd in ctl_fds:
+                data = os.read(fd, 65536)
+                if data:
+                    self.controllers.feed(fd, data)
+                else:
+                    sel.unregister(fd)
+                    ctl_fds.remove(fd)
+
+    def _collect_agents(self, clients: list[tuple[dict, subprocess.Popen]]) -> list[dict]:
+        """Each client's summary (its last JSON line), with its flow, exit status and stderr."""
         agents = []
         for f, p in clients:
             try:
@@ -373,13 +402,14 @@ class Emulation(CommandFlows):
             if err.strip():
                 summary["stderr"] = err.strip()[-500:]
             agents.append(summary)
-        if self.bpf_entries:  # before teardown unregisters them (their maps go with them)
-            from .bpf import repair_counts
-            for e in self.bpf_entries:
-                e["repairs"] = repair_counts(e)
-        tables, meta = collect(self.exp, self.work, agents)
-        usage = _cpu_usage(cpu_a, cpu_b)
-        meta.update({
+        return agents
+
+    def _metadata(self, drive: dict, agents: list[dict], collected: dict) -> dict:
+        """The run's metadata beyond what collect() found (``collected``): host, CPUs, TUN
+        counters, agents, BPF, controllers, commands, and the accuracy checks."""
+        tun = drive["tun"]
+        usage = _cpu_usage(drive["cpu_a"], drive["cpu_b"])
+        meta = {
             "run_id": self.run_id,
             "kernel": os.uname().release,
             "engine_cpu": self.engine_cpu, "app_cpus": self.app_cpus, "spin_ns": self.spin_ns,
@@ -396,13 +426,14 @@ class Emulation(CommandFlows):
             **({"controllers": self.controllers.summary()} if self.controllers.flows else {}),
             **({"commands": self.command_summary(), "command_notes": self.cmd_notes}
                if self.cmd_flows else {}),
-        })
+        }
         if self.engine_cpu is not None:
             busy = usage.get(f"cpu{self.engine_cpu}", {}).get("busy")
             if busy is not None:
-                meta["foreign_cpu_frac_on_engine_cpu"] = round(max(0.0, busy - meta["engine_cpu_frac"]), 4)
-        meta.update(accuracy(self.exp, meta))
-        return tables, meta, wall
+                meta["foreign_cpu_frac_on_engine_cpu"] = round(
+                    max(0.0, busy - collected["engine_cpu_frac"]), 4)
+        meta.update(accuracy(self.exp, {**collected, **meta}))
+        return meta
 
 
 
