@@ -211,3 +211,41 @@ impl Abi {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ours() -> Abi {
+        Abi {
+            version: ABI_VERSION,
+            sizeof_tcp_sock: size_of::<CTcpSock>() as u32,
+            sizeof_ack_sample: size_of::<CAckSample>() as u32,
+            sizeof_rate_sample: size_of::<CRateSample>() as u32,
+            sizeof_ops: size_of::<COps>() as u32,
+            off_icsk_ca_priv: offset_of!(CIcsk, icsk_ca_priv) as u32,
+            off_snd_cwnd: offset_of!(CTcpSock, snd_cwnd) as u32,
+            off_tcp_mstamp: offset_of!(CTcpSock, tcp_mstamp) as u32,
+            off_ecn_flags: offset_of!(CTcpSock, ecn_flags) as u32,
+            off_ops_name: offset_of!(COps, name) as u32,
+            off_ops_init: offset_of!(COps, init) as u32,
+            ops: std::ptr::NonNull::dangling().as_ptr(),
+            current: std::ptr::NonNull::dangling().as_ptr(),
+        }
+    }
+
+    /// The private area is Linux's 104 bytes, 8-byte aligned; an object built against other
+    /// types is refused with the first difference named.
+    #[test]
+    fn layout_is_checked() {
+        assert_eq!(std::mem::size_of_val(&CTcpSock::zeroed().inet_conn.icsk_ca_priv), ICSK_CA_PRIV_SIZE);
+        assert_eq!(offset_of!(CIcsk, icsk_ca_priv) % 8, 0);
+        assert!(ours().check().is_ok());
+        let e = Abi { sizeof_tcp_sock: 8, ..ours() }.check().unwrap_err();
+        assert!(e.contains("sizeof(struct tcp_sock) is 8"), "{e}");
+        let e = Abi { version: 99, ..ours() }.check().unwrap_err();
+        assert!(e.contains("version 99"), "{e}");
+        let e = Abi { ops: std::ptr::null_mut(), ..ours() }.check().unwrap_err();
+        assert!(e.contains("no tcp_congestion_ops"), "{e}");
+    }
+}

@@ -356,3 +356,27 @@ pub fn with_programs(exp: &Experiment, ext: Option<Arc<dyn ExternalCc>>)
         None => ext,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A BPF flow that reaches the core without a simulator build is an error naming the
+    /// field and the fix; a missing object names the file.
+    #[test]
+    fn a_bpf_flow_needs_its_simulator_build() {
+        let mut exp: Experiment = crate::experiment::from_json(
+            r#"{"duration_ns": 1000000, "seed": 1,
+                "links": [{"id": 0, "name": "a->b", "src": "a", "dst": "b", "rate_bps": 1000000, "delay_ns": 1000,
+                           "queue": {"kind": "droptail", "packets": 10, "bytes": null}}],
+                "flows": [{"id": 0, "label": "f", "scheme": "bpf_x", "params": {}, "start_ns": 0,
+                           "path": [0], "rev_path": [0], "bpf": {"path": "x.c", "cc": "bpf_x"}}]}"#).unwrap();
+        let e = NativePrograms::load(&exp).err().unwrap();
+        assert!(e.contains("bpf.sim_object") && e.contains("x.c"), "{e}");
+        exp.flows[0].bpf.as_mut().unwrap().sim_object = Some("/nonexistent/x.so".into());
+        let e = NativePrograms::load(&exp).err().unwrap();
+        assert!(e.contains("scheme: {bpf: x.c}") && e.contains("/nonexistent/x.so"), "{e}");
+        exp.flows[0].bpf = None;
+        assert!(NativePrograms::load(&exp).unwrap().is_none());
+    }
+}
