@@ -97,13 +97,13 @@ impl Program {
 
     /// Tell the runtime which socket's hook runs now (its clock and random stream).
     #[inline]
-    pub fn set_current(&self, sk: SockPtr) {
+    pub(super) fn set_current(&self, sk: SockPtr) {
         // SAFETY: `current` points to the runtime's global, private to this copy.
         unsafe { *self.current = sk }
     }
 
     /// Free the socket-local storage the program created for `sk`.
-    pub fn free_sock(&self, sk: SockPtr) {
+    pub(super) fn free_sock(&self, sk: SockPtr) {
         // SAFETY: sk is a socket this program's hooks were given; the function only frees
         // the storage list it built.
         unsafe { (self.sock_free)(sk) }
