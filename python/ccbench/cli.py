@@ -341,8 +341,8 @@ def cmd_schemes(a) -> int:
     if not a.name:
         print(f"{len(schemes)} congestion-control schemes (`ccbench schemes NAME` shows one in "
               "full, --json all of it; docs/cc-catalogue.md plots each)")
-        print(f"On the kernel backend also: BPF schemes `scheme: {{bpf: NAME}}` (shipped: "
-              f"{', '.join(api.bpf_schemes())}; docs/bpf-schemes.md) and Python controllers "
+        print(f"Also: BPF schemes `scheme: {{bpf: NAME}}` (shipped: {', '.join(api.bpf_schemes())}; "
+              "the same C file on both backends, docs/bpf-schemes.md) and Python controllers "
               "(docs/python-schemes.md).")
     for i, s in enumerate(schemes):
         if i or not a.name:

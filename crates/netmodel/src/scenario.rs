@@ -92,6 +92,24 @@ pub struct Flow<T = serde::de::IgnoredAny> {
     /// connections arrive as a Poisson process; it sends nothing itself.
     #[serde(default)]
     pub arrivals: Option<ArrivalsConfig>,
+    /// A BPF scheme (`scheme: {bpf: ...}`, docs/bpf-schemes.md): its program, and for the
+    /// simulator the shared object built from it.
+    #[serde(default)]
+    pub bpf: Option<BpfProgram>,
+}
+
+/// A BPF congestion control of a flow (`"bpf"` of a resolved flow).
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct BpfProgram {
+    /// The program: C source (`.c`) or a BPF object (`.o`).
+    pub path: String,
+    /// The congestion-control name it registers (`.name`), when read from the source.
+    #[serde(default)]
+    pub cc: Option<String>,
+    /// The program compiled natively for the simulator (a shared object; the simulator backend
+    /// builds it at run time, ccbench.backends.bpfsim). `None` on the kernel backend.
+    #[serde(default)]
+    pub sim_object: Option<String>,
 }
 
 fn none<T>() -> Option<T> {

@@ -196,6 +196,8 @@ impl Sim {
     /// As [`Sim::new`], with `ext` asked first for every connection's congestion control.
     pub fn with_external(exp: &Experiment, ext: Option<Arc<dyn ExternalCc>>) -> Result<Self, String> {
         exp.validate()?;
+        // BPF schemes built for the simulator (cc/native) come before `ext`
+        let ext = cc::native::with_programs(exp, ext)?;
         if let Some(f) = exp.flows.iter().find(|f| f.path.len() > MAX_HOPS || f.rev_path.len() > MAX_HOPS) {
             return Err(format!("flow {}: routes longer than {MAX_HOPS} links are not supported", f.id + 1));
         }

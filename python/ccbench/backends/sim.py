@@ -22,20 +22,20 @@ class NotOnSimulator(RuntimeError):
 
 
 def check_supported(experiment: dict) -> None:
-    """Raise NotOnSimulator when a flow is a command scheme (real programs: emu only)."""
+    """Raise NotOnSimulator when a flow is a command scheme (real programs: emu only) or a BPF
+    object (.o) rather than its C source (the simulator compiles the source natively)."""
     cmd = [f for f in experiment.get("flows", []) if f.get("command")]
     if cmd:
         f = cmd[0]
         raise NotOnSimulator(
             f"{f['label']} is a command scheme ({f['command']['kind']} {f['scheme']!r}): "
             f"command schemes run only on --backend emu")
-    bpf = [f for f in experiment.get("flows", []) if f.get("bpf")]
-    if bpf:
-        f = bpf[0]
+    obj = [f for f in experiment.get("flows", []) if (f.get("bpf") or {}).get("path", "").endswith(".o")]
+    if obj:
+        f = obj[0]
         raise NotOnSimulator(
-            f"{f['label']} is a BPF scheme ({f['bpf']['path']}): BPF congestion control runs in "
-            f"the kernel, on --backend emu only (the simulator's own algorithms are its built-in "
-            f"schemes, e.g. scheme: {f['bpf'].get('cc', '').removeprefix('bpf_') or 'vegas'})")
+            f"{f['label']}: scheme.bpf {f['bpf']['path']} is a BPF object; the simulator runs BPF "
+            f"schemes from their C source. Fix: give the .c file, or run with --backend emu")
 
 
 def _core_spills() -> bool:
@@ -52,7 +52,8 @@ def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = Fal
     while the run goes on; those tables come back as `SpilledTable` (ccbench.results.spill)."""
     check_supported(experiment)
     cb = _progress_printer() if progress is True else (progress or None)
-    text = json.dumps(experiment, sort_keys=True)
+    from .bpfsim import prepare
+    text = json.dumps(prepare(experiment), sort_keys=True)  # BPF schemes built natively
     from ..cc.runtime import externals
     ext = externals(experiment)  # Python schemes (docs/python-schemes.md)
     t0 = time.perf_counter()

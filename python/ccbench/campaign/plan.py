@@ -530,13 +530,17 @@ def _runs_of(c: Campaign, p: Point, backend: str, packets: bool, version: str, s
 
 
 def _sim_refusal(exp: dict) -> ConfigError | None:
-    """Why the simulator cannot run ``exp`` (a command or BPF scheme), or None."""
-    for kind, what in (("command", "a command scheme"), ("bpf", "a BPF scheme")):
-        fl = [f for f in exp.get("flows", []) if f.get(kind)]
-        if fl:
-            return ConfigError(("flows", fl[0]["group"], "scheme"),
-                               f"{fl[0]['scheme']!r} is {what}",
-                               f"{what.split(' ', 1)[1]}s run only with --backend emu")
+    """Why the simulator cannot run ``exp`` (a command scheme, or a BPF scheme given as an
+    object rather than C source), or None."""
+    fl = [f for f in exp.get("flows", []) if f.get("command")]
+    if fl:
+        return ConfigError(("flows", fl[0]["group"], "scheme"), f"{fl[0]['scheme']!r} is a command scheme",
+                           "command schemes run only with --backend emu")
+    fl = [f for f in exp.get("flows", []) if (f.get("bpf") or {}).get("path", "").endswith(".o")]
+    if fl:
+        return ConfigError(("flows", fl[0]["group"], "scheme", "bpf"),
+                           f"{fl[0]['bpf']['path']} is a BPF object: the simulator compiles BPF schemes "
+                           "from C source", "give the .c file, or run with --backend emu")
     return None
 
 

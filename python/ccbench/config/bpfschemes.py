@@ -5,8 +5,8 @@ struct_ops (docs/bpf-schemes.md)::
     scheme: {bpf: my_cc.c}                  # a file next to the experiment (or a .o)
     scheme: {bpf: build/my_cc.o, name: mycc}
 
-Only the emulation backend runs them (the simulator rejects them: its own algorithms are the
-built-in schemes). The resolved flow carries ``"bpf": {"path": ..., "cc": ...}`` with ``cc`` the
+The emulation backend registers them in the kernel; the simulator compiles the same C source
+natively and runs it (ccbench.backends.bpfsim; a .o runs on the kernel only). The resolved flow carries ``"bpf": {"path": ..., "cc": ...}`` with ``cc`` the
 congestion-control name the program registers (its ``.name``), and ``"scheme"`` = ``name:`` or
 that name.
 """

@@ -15,6 +15,7 @@
 
 pub mod external;
 mod minmax;
+pub mod native;
 mod params;
 mod rng;
 
