@@ -176,3 +176,27 @@ def test_the_build_is_cached_by_its_inputs(tmp_path):
     assert bpfsim.build(src) != first
     assert bpfsim.ops_variable(GLOBALS) == "g"
     assert bpfsim.ops_variable("no ops here") is None
+
+
+def test_the_scaffold_writes_a_scheme_that_runs_and_meets_its_expectations(tmp_path, capsys):
+    from ccbench import api, cli
+    from ccbench.cc.scaffold import ScaffoldError
+    assert cli.main(["new", "scheme", "myaimd", "-o", str(tmp_path)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    c, y = tmp_path / "myaimd.c", tmp_path / "myaimd.yaml"
+    assert "bpf_myaimd" in c.read_text() and "{bpf: myaimd.c}" in y.read_text()
+    res = ccbench.run(y, tmp_path / "out")
+    verdicts = api.check(res)
+    assert len(verdicts) == 3 and all(v.passed for v in verdicts), [v.line() for v in verdicts]
+    # the template is Reno's AIMD: the same run as the simulator's reno, packet for packet
+    import yaml
+    doc = yaml.safe_load(y.read_text())
+    doc["flows"][0] = {"scheme": "reno"}
+    reno = ccbench.run(doc, tmp_path / "reno")
+    assert res.flowstats["delivered_bytes"].to_list() == reno.flowstats["delivered_bytes"].to_list()
+    # never overwrites, and names are checked
+    assert cli.main(["new", "scheme", "myaimd", "-o", str(tmp_path)]) == 2
+    assert "already exist" in capsys.readouterr().err
+    for bad in ("MyCC", "a-b", "waytoolongname"):
+        with pytest.raises(ScaffoldError, match="is not a scheme name"):
+            api.new_scheme(bad, tmp_path / "x")

@@ -797,3 +797,20 @@ def test_kernel_agreement_is_judged_by_both_sides_spread():
     assert not ok and len(calls) == 3 and "3 runs" in text, text
     # a floor: within 5 % always agrees, even with no simulator spread
     assert kernel_agrees(kernel([104.0]), [100.0, 100.0])[0]
+
+
+@needs_bpf
+@rerun_when_flagged
+def test_the_scaffolds_scheme_runs_on_the_kernel_from_the_same_file(tmp_path):
+    """`ccbench new scheme` writes C that the kernel backend registers as is (the simulator
+    side: tests/test_bpf_sim.py)."""
+    from ccbench import api
+    api.new_scheme("myaimd", tmp_path)
+    y = tmp_path / "myaimd.yaml"
+    y.write_text(y.read_text().replace("duration: 20", "duration: 8"))
+    res = ccbench.run(y, tmp_path / "k", backend="emu")
+    assert res.meta["emu"]["bpf"][0]["cc"] == "bpf_myaimd"
+    v = {x.metric: x for x in api.check(res)}
+    assert v["utilisation"].passed, v["utilisation"].line()
+    assert res.flowstats["delivered_bytes"][0] > 0
+    assert _gone("bpf_myaimd")

@@ -142,6 +142,14 @@ def _git_commit() -> str | None:
         return None
 
 
+def new_scheme(name: str, out_dir: str | Path = "."):
+    """``ccbench new scheme NAME``: write NAME.c (a commented congestion control in C that runs
+    on both backends) and NAME.yaml (it next to CUBIC, with expectations) into ``out_dir``;
+    the files written."""
+    from .cc.scaffold import new_scheme as _new
+    return _new(name, out_dir)
+
+
 def version_text() -> str:
     """``ccbench --version``: the package, the compiled core and, in a git checkout, the
     commit (with "modified" when tracked files have changes)."""

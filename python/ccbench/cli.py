@@ -501,6 +501,21 @@ def cmd_export_tables(a) -> int:
     return 0
 
 
+def cmd_new(a) -> int:
+    from . import api
+    try:
+        files = api.new_scheme(a.name, a.output)
+    except ValueError as e:  # cc.scaffold.ScaffoldError
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for f in files:
+        print(f"wrote {f}")
+    yaml_file = files[-1]
+    print(f"next: ccbench run {yaml_file}   (sudo ... --backend both: simulator and kernel, "
+          "compared)")
+    return 0
+
+
 def cmd_import(a) -> int:
     from . import api
     res = api.import_pcap(a.inputs, a.output, mapping=a.mapping, coco=a.coco,
@@ -536,6 +551,19 @@ def _add_pcap_parsers(sub) -> None:
         t.add_argument("--table", action="append", metavar="NAME",
                        help="only this table (repeatable; default: every table)")
         t.set_defaults(fn=cmd_export_tables, fmt=fmt)
+
+    nw = sub.add_parser("new", help="start something of your own: `ccbench new scheme NAME`")
+    nws = nw.add_subparsers(dest="what", required=True)
+    n = nws.add_parser("scheme", help="a congestion control in C for both backends (NAME.c) and "
+                       "an experiment that runs it next to CUBIC with expectations (NAME.yaml)",
+                       description="Write NAME.c, a commented AIMD congestion control in the form "
+                       "of the shipped BPF schemes: the kernel backend runs it as a struct_ops "
+                       "program and the simulator compiles the same file natively "
+                       "(docs/bpf-schemes.md); and NAME.yaml, an experiment running it next to "
+                       "CUBIC with an expect: block. Existing files are never overwritten.")
+    n.add_argument("name", help="lower-case letters, digits and _ (at most 11 characters)")
+    n.add_argument("-o", "--output", default=".", help="directory to write into (default .)")
+    n.set_defaults(fn=cmd_new)
 
     im = sub.add_parser("import", help="import testbed captures: `ccbench import pcap DIR|FILES`")
     ims = im.add_subparsers(dest="what", required=True)
