@@ -76,3 +76,19 @@ def test_an_inaccurate_emulated_run_is_flagged_in_the_comparison(two, tmp_path):
     assert len(c.warnings) == 1 and "INACCURATE" in c.warnings[0] and "3.4 ms" in c.warnings[0]
     assert "WARNING: B (kern) is an emulated run" in api.comparison_text(c)
     assert api.summary_text(fake).startswith("INACCURATE emulated run (release error p99.9")
+
+
+def test_flows_with_different_labels_pair_by_position_and_route(tmp_path):
+    # as a simulator scheme and its BPF program: "Flow 1: vegas ->" / "Flow 1: bpf_vegas ->"
+    a = run(tmp_path, experiment([{"scheme": "vegas"}], duration=2, packets=False), "a")
+    b = run(tmp_path, experiment([{"scheme": "vegas", "name": "mine"}], duration=2,
+                                 packets=False), "b")
+    c = compare(a, b)
+    assert c.table["curve"].to_list()[0] == a.experiment["flows"][0]["label"]
+    assert c.table["avg_tput_mbps_diff_pct"][0] == pytest.approx(0.0)
+    assert any("matched by position and route" in d for d in c.differences)
+    assert set(c.b_intervals["curve"].to_list()) <= set(c.a_intervals["curve"].to_list())
+    back = run(tmp_path, experiment([{"scheme": "vegas", "direction": "<-"}], duration=2,
+                                    packets=False), "back")
+    with pytest.raises(ValueError, match="different flows"):
+        compare(a, back)

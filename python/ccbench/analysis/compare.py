@@ -97,6 +97,22 @@ def _name(res: Results) -> str:
     return f"{res.meta.get('backend', '?')}:{res.path.name}"
 
 
+def _match_flows(a: Results, b: Results) -> dict[str, str]:
+    """Pair the two runs' flows: by label, or — when labels differ, as a simulator scheme's
+    and its BPF program's do (``vegas`` / ``bpf_vegas``) — by position where every flow has the
+    same route and direction. Returns B's label -> A's label for the renamed ones ({} when the
+    labels agree); ValueError when the flows cannot be paired."""
+    fa, fb = a.experiment["flows"], b.experiment["flows"]
+    la, lb = [f["label"] for f in fa], [f["label"] for f in fb]
+    if la == lb:
+        return {}
+    route = [(f["src"], f["dst"], f["direction"]) for f in fa]
+    if len(fa) != len(fb) or route != [(f["src"], f["dst"], f["direction"]) for f in fb]:
+        raise ValueError(f"{a.path} and {b.path} have different flows ({len(la)} vs {len(lb)}: "
+                         f"{la[:3]}… vs {lb[:3]}…); compare runs of the same experiment")
+    return dict(zip(lb, la))
+
+
 def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 0.5, *,
             allow_different: bool = False) -> Comparison:
     """Per-flow and total metrics of two runs with the same flows (A and B, results or
@@ -111,17 +127,19 @@ def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 
                            + "; ".join(hard) + " — compare runs of one experiment (e.g. "
                            "`ccbench run FILE --backend both`), or pass --allow-different to "
                            "compare them anyway with the differences printed")
-    la = [f["label"] for f in a.experiment["flows"]]
-    lb = [f["label"] for f in b.experiment["flows"]]
-    if la != lb:
-        raise ValueError(f"{a.path} and {b.path} have different flows ({len(la)} vs {len(lb)}: "
-                         f"{la[:3]}… vs {lb[:3]}…); compare runs of the same experiment")
+    rename = _match_flows(a, b)
+    if rename:
+        soft += [f"flow {i + 1}: {x!r} (A) and {y!r} (B) matched by position and route"
+                 for i, (y, x) in enumerate(rename.items()) if x != y]
     an_a = analyze(a, "per-flow", interval)
     an_b = analyze(b, "per-flow", interval)
+    # B's curves under A's labels (when they differ), so tables and overlays pair them
+    b_summary = an_b.summary.with_columns(pl.col("curve").replace(rename))
+    b_intervals = an_b.per_interval.with_columns(pl.col("curve").replace(rename))
     tot_a = analyze(a, "total", interval).summary
     tot_b = analyze(b, "total", interval).summary
     sa = pl.concat([an_a.summary, tot_a], how="diagonal_relaxed")
-    sb = pl.concat([an_b.summary, tot_b], how="diagonal_relaxed")
+    sb = pl.concat([b_summary, tot_b], how="diagonal_relaxed")
     cols = [m for m, _ in METRICS]
     t = sa.select("curve", *cols).join(sb.select("curve", *cols), on="curve", suffix="_b",
                                        maintain_order="left")
@@ -133,7 +151,7 @@ def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 
             .otherwise(None).alias(f"{c}_diff_pct"))
     warn = accuracy_warnings(a, "A") + accuracy_warnings(b, "B")
     return Comparison(a, b, _name(a), _name(b), t, (an_a.overall_jain, an_b.overall_jain),
-                      an_a.per_interval, an_b.per_interval, tuple(hard + soft), tuple(warn))
+                      an_a.per_interval, b_intervals, tuple(hard + soft), tuple(warn))
 
 
 def text(c: Comparison) -> str:
