@@ -1,8 +1,7 @@
 """Command schemes (config/commands.py) on the emulation backend: real programs, or Pantheon
 wrappers, started in the host namespaces as the flow's two ends, with a TCP_INFO monitor
-(agent `monitor`, netlink sock_diag) beside the sender. A mixin of `run.Emulation`, which
-provides `exp`, `addr`, `ns`, `work`, `run_id`, `agent_bin`, `procs`, `cmd_flows`,
-`cmd_procs`, `cmd_notes` and `_preexec`."""
+(agent `monitor`, netlink sock_diag) beside the sender. `run.Emulation` holds one
+:class:`CommandFlows` and hands it what it uses."""
 from __future__ import annotations
 
 import contextlib
@@ -11,13 +10,37 @@ import shlex
 import signal
 import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .collect import flow_dir
 from .common import AGENT_NICE, PORT_BASE, EmuError
 
 
+@dataclass
 class CommandFlows:
+    """The command-scheme flows of one emulation: their processes in the hosts' namespaces,
+    started, launched at their times and stopped. Given exactly what it uses of the emulation:
+    the experiment, the hosts' addresses and namespaces, the agent binary, the run's id and work
+    directory, the process list the emulation tears down, and ``preexec(ns)`` (enter a
+    namespace, pin to the application CPUs)."""
+
+    exp: dict
+    addr: dict[str, str]
+    ns: dict[str, str]
+    agent_bin: Path
+    run_id: str
+    work: Path
+    procs: list
+    preexec: Callable[[str], Callable[[], None]]
+    flows: list[dict] = field(default_factory=list)
+    cmd_procs: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.flows = [dict(f) for f in self.exp["flows"] if f.get("command")]
+
     def _placeholders(self, f: dict, t0: int | None) -> dict:
         dur = self.exp["duration_ns"]
         start = int(f.get("start_ns") or 0)
@@ -59,7 +82,7 @@ class CommandFlows:
         with open(log, "wb") as out:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                  env=env, start_new_session=True, cwd=self.work,
-                                 preexec_fn=self._preexec(self.ns[host]))
+                                 preexec_fn=self.preexec(self.ns[host]))
         self.procs.append(p)
         self.cmd_procs.append({"flow": f["id"], "role": role, "host": host, "proc": p, "log": log,
                                "argv": argv})
@@ -91,10 +114,10 @@ class CommandFlows:
                            f"receiver, got {ans!r} (exit {p.returncode}) {p.stderr.strip()[-300:]}")
         return ans
 
-    def start_command_servers(self) -> None:
+    def start_servers(self) -> None:
         """Start the first side of every command-scheme flow (the receiver; for a Pantheon
         wrapper the side its `run_first` names, given the port) and wait until it listens."""
-        for f in self.cmd_flows:
+        for f in self.flows:
             c = f["command"]
             port = PORT_BASE + f["id"]
             if c["kind"] == "pantheon":
@@ -112,17 +135,17 @@ class CommandFlows:
                     raise EmuError(f"flow {f['id']}: the {c['kind']} receiver exited ({p.returncode}) "
                                    f"before listening on port {port}: {self._log_tail(self.cmd_procs[-1])}")
                 if time.monotonic() > deadline:
-                    self.cmd_notes.append(f"flow {f['id']}: nothing listened on port {port} within 5 s "
+                    self.notes.append(f"flow {f['id']}: nothing listened on port {port} within 5 s "
                                           f"of starting the receiver; started the sender anyway")
                     break
                 time.sleep(0.01)
 
-    def start_command_clients(self, t0: int) -> list:
+    def start_clients(self, t0: int) -> list:
         """Launch the second side of every command flow at t0 + start (agent `launch`), and a
         TCP_INFO monitor (agent `monitor`, netlink sock_diag) in the sender's namespace."""
         out = []
         dur = self.exp["duration_ns"]
-        for f in self.cmd_flows:
+        for f in self.flows:
             c = f["command"]
             port = PORT_BASE + f["id"]
             at = t0 + int(f.get("start_ns") or 0)
@@ -139,7 +162,7 @@ class CommandFlows:
                    "--flow", str(f["id"]), "--out", str(flow_dir(self.work, f["id"])), "--run", self.run_id,
                    "--nice", str(AGENT_NICE)]
             p = subprocess.Popen(mon, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 preexec_fn=self._preexec(self.ns[f["src"]]))
+                                 preexec_fn=self.preexec(self.ns[f["src"]]))
             self.procs.append(p)
             if p.stdout.readline().strip() != "monitoring":
                 raise EmuError(f"flow {f['id']}: the TCP_INFO monitor did not start: "
@@ -147,7 +170,7 @@ class CommandFlows:
             out.append((f, p))
         return out
 
-    def stop_commands(self, flow: int | None = None, grace: float = 1.0) -> None:
+    def stop(self, flow: int | None = None, grace: float = 1.0) -> None:
         """SIGTERM the process groups of the command flows (one flow, or all), SIGKILL after
         `grace` seconds."""
         mine = [c for c in self.cmd_procs if flow is None or c["flow"] == flow]
@@ -171,7 +194,7 @@ class CommandFlows:
         except OSError:
             return ""
 
-    def command_summary(self) -> list[dict]:
+    def summary(self) -> list[dict]:
         return [{"flow": c["flow"], "role": c["role"], "host": c["host"],
                  "argv": c["argv"][c["argv"].index("--") + 1:] if "--" in c["argv"] else c["argv"],
                  "exit": c["proc"].returncode, "output_tail": self._log_tail(c)}

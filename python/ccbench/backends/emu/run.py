@@ -66,7 +66,7 @@ def _progress_cb(progress):
     return None
 
 
-class Emulation(CommandFlows):
+class Emulation:
     """Set-up, run and teardown of one experiment on the emulation backend."""
 
     def __init__(self, experiment: dict, *, engine_bin: Path, agent_bin: Path,
@@ -93,9 +93,9 @@ class Emulation(CommandFlows):
         self.offloads: dict = {}
         self.tcp_plan = tcpset.HostPlan()
         self.agent_flows = [f for f in experiment["flows"] if not f.get("command")]
-        self.cmd_flows = [dict(f) for f in experiment["flows"] if f.get("command")]
-        self.cmd_procs: list[dict] = []
-        self.cmd_notes: list[str] = []
+        # the command-scheme flows: a part with its own processes (commands.py)
+        self.commands = CommandFlows(experiment, self.addr, self.ns, agent_bin, self.run_id,
+                                     self.work, self.procs, self._preexec)
         self.controllers = Controllers(experiment)
         self.bpf_entries: list[dict] = []  # BPF congestion controls registered (bpf.py)
 
@@ -188,7 +188,7 @@ class Emulation(CommandFlows):
             clients.append((f, p))
             if f.get("python"):
                 self.controllers.add(f, p, servers[self.agent_flows.index(f)])
-        return clients + self.start_command_clients(t0)
+        return clients + self.commands.start_clients(t0)
 
 
     def tun_stats(self) -> dict:
@@ -223,10 +223,10 @@ class Emulation(CommandFlows):
 
     # -- teardown ------------------------------------------------------------------------------
     def teardown(self) -> None:
-        for c in self.cmd_procs:
+        for c in self.commands.cmd_procs:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(c["proc"].pid, signal.SIGKILL)
-        for c in self.cmd_procs:
+        for c in self.commands.cmd_procs:
             with contextlib.suppress(subprocess.TimeoutExpired, OSError):
                 c["proc"].wait(timeout=5)
         for p in self.procs:
@@ -293,7 +293,7 @@ class Emulation(CommandFlows):
         self.register_bpf()
         self.setup_hosts()
         self.start_engine()
-        self.start_command_servers()
+        self.commands.start_servers()
         # Time the agents get to start before t0: 1 s + 50 ms per flow. At 0.3 s + 40 ms a third
         # of the kernel runs on a 2-core machine at load average 15-20 missed it.
         lead = 1_000_000_000 + 50_000_000 * len(self.exp["flows"])
@@ -324,7 +324,7 @@ class Emulation(CommandFlows):
         pending = b""
         done = False
         # command flows with a stop time: their processes are killed then
-        stops = sorted((t0 + f["stop_ns"], f["id"]) for f in self.cmd_flows if f.get("stop_ns") is not None)
+        stops = sorted((t0 + f["stop_ns"], f["id"]) for f in self.commands.flows if f.get("stop_ns") is not None)
         while not done:
             now = time.monotonic_ns()
             if self.progress:
@@ -332,7 +332,7 @@ class Emulation(CommandFlows):
             if now > end + 10_000_000_000:
                 raise EmuError("the engine did not stop 10 s after the end of the run")
             while stops and stops[0][0] <= now:
-                self.stop_commands(stops.pop(0)[1], grace=0.0)
+                self.commands.stop(stops.pop(0)[1], grace=0.0)
             timeout = 0.25 if not stops else min(0.25, max(0.0, (stops[0][0] - now) / 1e9))
             ready = [k.fd for k, _ in sel.select(timeout=timeout)]
             self._read_controllers(sel, ready, ctl_fds)
@@ -358,7 +358,7 @@ class Emulation(CommandFlows):
             self.progress(dur, dur, self.rates.text())
         # The engine still holds the TUNs: read their counters, then let it exit.
         tun = self.tun_stats()
-        self.stop_commands()
+        self.commands.stop()
         self.engine.stdin.write("exit\n")
         self.engine.stdin.flush()
         self.engine.wait(timeout=10)
@@ -424,8 +424,8 @@ class Emulation(CommandFlows):
             **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj", "repairs")} for e in self.bpf_entries]}
                if self.bpf_entries else {}),
             **({"controllers": self.controllers.summary()} if self.controllers.flows else {}),
-            **({"commands": self.command_summary(), "command_notes": self.cmd_notes}
-               if self.cmd_flows else {}),
+            **({"commands": self.commands.summary(), "command_notes": self.commands.notes}
+               if self.commands.flows else {}),
         }
         if self.engine_cpu is not None:
             busy = usage.get(f"cpu{self.engine_cpu}", {}).get("busy")
