@@ -21,7 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from .common import (STUDIES_DIR, Check, Ctx, Output, load_doc, run_campaign_doc,
-                     write_results)
+                     write_results_md)
 
 # CLI name -> module, in the order of docs/studies.md
 STUDIES = {
@@ -183,7 +183,7 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
                                        measured))
     cmd = (f"ccbench study {name}" + (f" --scale {scale}" if scale != "full" else "")
            + (" --kernel" if kernel else "") + " -o DIR")
-    md = write_results(out, title=mod.TITLE, study=name, scale=scale, kernel=bool(kindex),
+    md = write_results_md(out, title=mod.TITLE, study=name, scale=scale, kernel=bool(kindex),
                        ctx=ctx, output=output, command=cmd, intro=mod.INTRO)
     if publish:
         dest = STUDIES_DIR / name

@@ -248,8 +248,10 @@ SCALE_TEXT = {
 }
 
 
-def write_results(out: Path, *, title: str, study: str, scale: str, kernel: bool,
-                  ctx: Ctx, output: Output, command: str, intro: str) -> Path:
+def write_results_md(out: Path, *, title: str, study: str, scale: str, kernel: bool,
+                     ctx: Ctx, output: Output, command: str, intro: str) -> Path:
+    """Write the study's DIR/RESULTS.md (the results tables; not a run's results folder,
+    which is results.writer.write_results)."""
     runs = sum(df["run_key"].n_unique() for df in ctx.index.values() if df.height)
     kruns = sum(df["run_key"].n_unique() for df in ctx.kernel_index.values() if df.height)
     from ..api import __version__
