@@ -24,6 +24,18 @@ def experiment(flows, *, duration=10, rate="100Mbit", delay="10ms", queue=1000, 
     return config.resolve(doc)
 
 
+def delivered_rate_bps(res, flows, t0_s, t1_s):
+    """IP-level delivered rate (bit/s) of ``flows`` (an id or a list of ids) over [t0, t1),
+    from the per-interval aggregates."""
+    import polars as pl
+    ids = [flows] if isinstance(flows, int) else list(flows)
+    bin_s = res.experiment["sample_interval_ns"] / 1e9
+    iv = res.intervals.filter(pl.col("flow").is_in(ids)
+                              & (pl.col("bin") >= round(t0_s / bin_s))
+                              & (pl.col("bin") < round(t1_s / bin_s)))
+    return iv["delivered_bytes"].sum() * 8 / (t1_s - t0_s)
+
+
 def run(tmp_path, exp, name="run", **kw):
     return ccbench.run(exp, tmp_path / name, **kw)
 

@@ -11,21 +11,12 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from simhelp import experiment, run
+from simhelp import delivered_rate_bps, experiment, run
 
 RATE = 20e6
 PATH = dict(rate="20Mbit", delay="20ms")
 BDP_PKTS = 74
 T0 = 8.0
-
-
-def delivered_rate_bps(res, flow_ids, t0_s, t1_s):
-    """IP-level delivered rate of `flow_ids` over [t0, t1) from the per-interval aggregates."""
-    bin_s = res.experiment["sample_interval_ns"] / 1e9
-    iv = res.intervals.filter(pl.col("flow").is_in(flow_ids)
-                              & (pl.col("bin") >= round(t0_s / bin_s))
-                              & (pl.col("bin") < round(t1_s / bin_s)))
-    return iv["delivered_bytes"].sum() * 8 / (t1_s - t0_s)
 
 
 def bottleneck_queue(res, t0_s):

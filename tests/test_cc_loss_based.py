@@ -10,19 +10,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from simhelp import experiment, run
+from simhelp import delivered_rate_bps, experiment, run
 
 MSS = 1448          # default `mss` (payload bytes); a packet on the wire is MSS + 52 bytes
 WIRE = MSS + 52
-
-
-def delivered_rate_bps(res, flow_ids, t0_s, t1_s):
-    """IP-level delivered rate of `flow_ids` over [t0, t1) from the per-interval aggregates."""
-    bin_s = res.experiment["sample_interval_ns"] / 1e9
-    iv = res.intervals.filter(pl.col("flow").is_in(flow_ids)
-                              & (pl.col("bin") >= round(t0_s / bin_s))
-                              & (pl.col("bin") < round(t1_s / bin_s)))
-    return iv["delivered_bytes"].sum() * 8 / (t1_s - t0_s)
 
 
 def flow_rows(res, flow=0):

@@ -11,18 +11,11 @@ import polars as pl
 import pytest
 
 import ccbench.config as cfg
-from simhelp import experiment, run
+from simhelp import delivered_rate_bps, experiment, run
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT / "examples" / "traces"
 MS = 10**6
-
-
-def delivered_rate_bps(res, flow, t0_s, t1_s):
-    bin_s = res.experiment["sample_interval_ns"] / 1e9
-    iv = res.intervals.filter((pl.col("flow") == flow) & (pl.col("bin") >= round(t0_s / bin_s))
-                              & (pl.col("bin") < round(t1_s / bin_s)))
-    return iv["delivered_bytes"].sum() * 8 / (t1_s - t0_s)
 
 
 def test_mahimahi_12mbps_trace_gives_12mbps_of_capacity(tmp_path):
