@@ -24,6 +24,14 @@ def experiment(flows, *, duration=10, rate="100Mbit", delay="10ms", queue=1000, 
     return config.resolve(doc)
 
 
+def write_campaign(tmp_path, doc: dict, name: str = "camp.yaml"):
+    """``doc`` written as a YAML file (a campaign or an experiment) under ``tmp_path``."""
+    import yaml
+    f = tmp_path / name
+    f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return f
+
+
 def delivered_rate_bps(res, flows, t0_s, t1_s):
     """IP-level delivered rate (bit/s) of ``flows`` (an id or a list of ids) over [t0, t1),
     from the per-interval aggregates."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from simhelp import write_campaign
 from ccbench import cli
 from ccbench.campaign import PlanErrors, load_index, parse_campaign, plan as make_plan
 from ccbench.campaign import run_campaign
@@ -28,10 +29,7 @@ GRID = {"duration": 5, "seed": 3,
                   "repeats": 2}}
 
 
-def write(tmp_path: Path, doc: dict, name: str = "camp.yaml") -> Path:
-    f = tmp_path / name
-    f.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return f
+write = write_campaign  # tests/simhelp.py
 
 
 def lazily(monkeypatch) -> None:

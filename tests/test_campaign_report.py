@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 import yaml
 
+from simhelp import write_campaign
 from ccbench import cli
 from ccbench.campaign import aggregate, load_index
 from ccbench.campaign import expect as cexp
@@ -27,10 +28,7 @@ GOOD = [{"metric": "throughput", "scheme": "bbr", "at": {"central.queue": "0.5bd
         {"metric": "utilisation", "stat": "n", "min": 2, "max": 2}]
 
 
-def write(tmp_path, doc, name="camp.yaml") -> Path:
-    f = tmp_path / name
-    f.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return f
+write = write_campaign  # tests/simhelp.py
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import ccbench
+from simhelp import write_campaign
 from ccbench import cli
 from ccbench.campaign import CampaignDirError, load_index, run_campaign
 
@@ -26,10 +27,7 @@ SMALL = {"duration": 1, "seed": 3,
          "sweep": {"axes": {"central.queue": ["0.5bdp", "2bdp"]}, "repeats": 2}}
 
 
-def write(tmp_path, doc, name="camp.yaml") -> Path:
-    f = tmp_path / name
-    f.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return f
+write = write_campaign  # tests/simhelp.py
 
 
 def events(d: Path) -> list[dict]:
