@@ -226,3 +226,9 @@ def test_sim_tcp_settings_reach_the_simulator_side_only():
     assert m.campaign()["tcp"] == {"tso-defer": True}
     assert "tcp" not in m.campaign(kernel=True)
     assert "tcp" not in Matrix({"scheme": ["reno"]}).campaign()
+
+
+def test_levels_written_as_whole_numbers_keep_the_default_designs_seeds():
+    from ccbench.agree import FACTORS, parse_levels
+    lv = parse_levels("bdp=0.5,1,4")
+    assert lv["bdp"] == FACTORS["bdp"][1] and [type(x) for x in lv["bdp"]] == [float, int, int]

@@ -99,6 +99,9 @@ class Matrix:
     #: `tcp:` settings for the simulator side only (a model switch to try against the same
     #: kernel runs, e.g. {"tso-defer": True}); the kernel side is the kernel's own
     sim_tcp: dict = field(default_factory=dict)
+    #: the simulator side runs the kernel side's BPF programs (the same C files) for the scheme
+    #: levels the kernel lacks, instead of the simulator's own algorithms of those names
+    sim_bpf: bool = False
 
     def points(self) -> list[dict[str, Any]]:
         names = list(self.factors)
@@ -118,7 +121,8 @@ class Matrix:
         zip_: dict[str, list] = {}
         for n in self.factors:
             key = FACTORS[n][0] if n in FACTORS else n
-            zip_[key] = [(kernel_level(p[n]) if kernel else sim_level(p[n])) if n == "scheme"
+            zip_[key] = [(kernel_level(p[n]) if kernel or self.sim_bpf else sim_level(p[n]))
+                         if n == "scheme"
                          else p[n] for p in pts]
         derive = {"central.delay": "unit(rtt_ms / 2, 'ms')",
                   "central.queue.type": "aqm",
@@ -136,6 +140,11 @@ class Matrix:
         }
 
 
+def _number(text: str) -> int | float:
+    x = float(text)
+    return int(x) if x.is_integer() else x
+
+
 def parse_levels(spec: str | None) -> dict[str, list[Any]]:
     """``scheme=reno,cubic;rate=10Mbit`` -> levels replacing the defaults of those factors."""
     out = {n: list(v[1]) for n, v in FACTORS.items()}
@@ -149,7 +158,10 @@ def parse_levels(spec: str | None) -> dict[str, list[Any]]:
         if name not in FACTORS or not vals:
             raise ValueError(f"--levels {part!r}: write FACTOR=v1,v2 with FACTOR one of "
                              + ", ".join(FACTORS))
-        conv = float if name == "bdp" else int if name in ("rtt", "flows") else str
+        # a whole BDP multiple stays an int, as in the defaults: a point's seeds are derived
+        # from its values as written (1 and 1.0 give other seeds), so the documented --levels
+        # reproduce the default design's runs
+        conv = _number if name == "bdp" else int if name in ("rtt", "flows") else str
         try:
             out[name] = [conv(v.strip()) for v in vals.split(",")]
         except ValueError:
@@ -354,7 +366,7 @@ def run_agree(out_dir: str | Path, matrix: Matrix, *, backends=("sim", "kernel")
     doc = {"format": 1, "ccbench": __version__, "commit": prov.get("git_commit"),
            "design": matrix.design, "repeats": matrix.repeats, "duration_s": matrix.duration,
            "factors": matrix.factors, "points": len(matrix.points()),
-           "sim_tcp": matrix.sim_tcp,
+           "sim_tcp": matrix.sim_tcp, "sim_bpf": matrix.sim_bpf,
            "tolerance": TOL, "loss_abs_pp": LOSS_ABS,
            "kernel_sessions": json.loads(sess.read_text()) if sess.is_file() else [],
            "kernel_runs_flagged": flagged_runs(out / "kernel"),
@@ -404,6 +416,10 @@ def add_parser(sub) -> None:
                     help="tcp: settings for the simulator side only, e.g. 'tso-defer=true' "
                          "(try a model switch against the kernel runs already in DIR with "
                          "--backend sim; its runs are new, the kernel's are kept)")
+    ag.add_argument("--sim-bpf", action="store_true",
+                    help="the simulator side runs the kernel side's BPF programs (the same C "
+                         "files, compiled natively) for the schemes the kernel lacks, instead of "
+                         "its own algorithms of those names")
     ag.add_argument("--allow-mixed-versions", action="store_true")
     ag.set_defaults(fn=cmd_agree)
 
@@ -431,7 +447,7 @@ def cmd_agree(a) -> int:
               f"{Path(a.publish) / 'agreement.json'}")
         return 0
     m = Matrix(parse_levels(a.levels), design=a.design, repeats=a.repeats, duration=a.duration,
-               sim_tcp=parse_sim_tcp(a.sim_tcp))
+               sim_tcp=parse_sim_tcp(a.sim_tcp), sim_bpf=a.sim_bpf)
     pts = m.points()
     names = list(m.factors)
     backends = ("sim", "kernel") if a.backend == "both" else (a.backend,)
