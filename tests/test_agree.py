@@ -232,3 +232,11 @@ def test_levels_written_as_whole_numbers_keep_the_default_designs_seeds():
     from ccbench.agree import FACTORS, parse_levels
     lv = parse_levels("bdp=0.5,1,4")
     assert lv["bdp"] == FACTORS["bdp"][1] and [type(x) for x in lv["bdp"]] == [float, int, int]
+
+
+def test_sim_bpf_runs_the_kernel_sides_programs_on_the_simulator_side():
+    from ccbench.agree import Matrix
+    m = Matrix({"scheme": ["reno", "vegas"], "rate": ["10Mbit"]}, sim_bpf=True)
+    zip_ = m.campaign()["sweep"]["zip"][0]
+    assert zip_["flows[0].scheme"] == ["reno", {"bpf": "vegas"}]
+    assert Matrix({"scheme": ["vegas"]}).campaign()["sweep"]["zip"][0]["flows[0].scheme"] == ["vegas"]
