@@ -265,6 +265,13 @@ def parse_queue_mapping(value: dict, path: tuple, errs: Collector, default_limit
     if kind == "red" and aqm.params.get("wlog") is not None and "burst" in q:
         errs.error(q["burst"][1], "burst and wlog both set the EWMA weight", "keep one",
                    q["burst"][0])
+    mem = aqm.params.get("memory_limit")
+    if "memory-limit" in q and mem is not None and mem < 1514:
+        # the flow queues' memory (truesize of every queued packet) is checked as each packet
+        # arrives: below one full-sized packet the queue holds one packet at a time
+        errs.error(q["memory-limit"][1], f"memory-limit {show(q['memory-limit'][0])} holds less "
+                   "than one full-sized packet (1514 bytes): the queue would hold one packet at "
+                   "a time", "give at least 1514B; Linux's default is 32MB", q["memory-limit"][0])
     return limit, threshold, aqm
 
 
