@@ -218,7 +218,7 @@ def test_an_infinite_bound_bounds_nothing_in_run_and_campaign_expectations():
       "flows": [{"scheme": "cubic"}]}, "central.delay.sine.amplitude", "below 0"),
     ({"central": {"rate": "10Mbit", "delay": "5ms",
                   "queue": {"type": "fq_pie", "limit": 100, "memory-limit": 1}},
-      "flows": [{"scheme": "cubic"}]}, "central.queue.memory-limit", "less than one full-sized"),
+      "flows": [{"scheme": "cubic"}]}, "central.queue.memory-limit", "less than one full-sized packet"),
 ])
 def test_absurd_values_are_errors_naming_the_field(doc, where, fragment):
     with pytest.raises(config.ConfigErrors) as ei:

@@ -267,11 +267,11 @@ def parse_queue_mapping(value: dict, path: tuple, errs: Collector, default_limit
                    q["burst"][0])
     mem = aqm.params.get("memory_limit")
     if "memory-limit" in q and mem is not None and mem < 1514:
-        # the flow queues' memory (truesize of every queued packet) is checked as each packet
-        # arrives: below one full-sized packet the queue holds one packet at a time
-        errs.error(q["memory-limit"][1], f"memory-limit {show(q['memory-limit'][0])} holds less "
-                   "than one full-sized packet (1514 bytes): the queue would hold one packet at "
-                   "a time", "give at least 1514B; Linux's default is 32MB", q["memory-limit"][0])
+        # a limit on the bytes of all flow queues below one full-sized packet is no queue at
+        # all (fq_codel enforces it; fq_pie, as Linux, only counts it: a typo either way)
+        errs.error(q["memory-limit"][1], f"memory-limit {show(q['memory-limit'][0])} is less "
+                   "than one full-sized packet (1514 bytes)",
+                   "give at least 1514B; Linux's default is 32MB", q["memory-limit"][0])
     return limit, threshold, aqm
 
 
