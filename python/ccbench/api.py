@@ -549,9 +549,8 @@ def _jain_line(results: Results, an) -> str:
         return f"Jain's index over flows: {an.overall_jain:.4f}"
     by: dict[str, list[float]] = {}
     for r in an.summary.iter_rows(named=True):
-        fid = (r.get("flows") or [None])[0] if isinstance(r.get("flows"), list) else r.get("flow")
-        if fid in dirs and r["avg_tput_mbps"] is not None:
-            by.setdefault(dirs[fid], []).append(r["avg_tput_mbps"])
+        if r["avg_tput_mbps"] is not None:  # a per-flow curve: flows is [its id]
+            by.setdefault(dirs[r["flows"][0]], []).append(r["avg_tput_mbps"])
     parts = [f"{d} {jain_index(v):.4f} ({len(v)} flow{'s' if len(v) > 1 else ''})"
              for d, v in by.items() if v and jain_index(v) is not None]
     return (f"Jain's index per direction: {', '.join(parts)}; over all flows "

@@ -72,24 +72,34 @@ def _split(target: str) -> tuple[str, str]:
     return mod_name, attr
 
 
+def module_spec(mod_name: str, search: list[str] | None = None):
+    """The import spec of dotted module ``mod_name`` found on ``search`` (default sys.path)
+    without importing anything (a package's ``__init__`` is not run to find its submodule);
+    None when there is no such module."""
+    import importlib.machinery
+    parts, spec, where = mod_name.split("."), None, search
+    for i in range(len(parts)):
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
+        except (ImportError, ValueError):
+            return None
+        if spec is None:
+            return None
+        where = spec.submodule_search_locations
+    return spec
+
+
 def _source_of(mod_name: str) -> str:
     """The source file of module ``mod_name``, found on sys.path without importing anything
     (a package's ``__init__`` is not run to find its submodule)."""
-    import importlib.machinery
     if mod_name.endswith(".py"):
         full = os.path.abspath(mod_name)
         if not os.path.isfile(full):
             raise TargetError(f"no such file {mod_name!r}")
         return full
-    parts, spec, where = mod_name.split("."), None, None
-    for i in range(len(parts)):
-        try:
-            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
-        except (ImportError, ValueError):
-            spec = None
-        if spec is None:
-            raise TargetError(f"cannot import {mod_name!r}: no such module on the Python path")
-        where = spec.submodule_search_locations
+    spec = module_spec(mod_name)
+    if spec is None:
+        raise TargetError(f"cannot import {mod_name!r}: no such module on the Python path")
     origin = getattr(spec, "origin", None)
     if not origin or not origin.endswith(".py"):
         raise TargetError(f"{mod_name!r} is not a Python source module: a scheme is a class "

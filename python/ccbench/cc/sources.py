@@ -65,18 +65,10 @@ def _is_users(path: str) -> bool:
 
 
 def _module_file(name: str, search: list[str] | None) -> str | None:
-    """The .py file of module ``name`` (dotted), found on ``search`` (default sys.path) without
-    importing anything; None when it is not a source file on the path."""
-    import importlib.machinery
-    parts, spec, where = name.split("."), None, search
-    for i in range(len(parts)):
-        try:
-            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
-        except (ImportError, ValueError):
-            return None
-        if spec is None:
-            return None
-        where = spec.submodule_search_locations
+    """The .py file of module ``name`` (dotted) on ``search`` (default sys.path), found as
+    runtime finds a scheme's module: nothing imported; None when it is not a source file."""
+    from .runtime import module_spec
+    spec = module_spec(name, search)
     origin = getattr(spec, "origin", None)
     return origin if origin and origin.endswith(".py") and os.path.isfile(origin) else None
 
