@@ -61,6 +61,20 @@ def scorers(name: str):
 SCALES = ("reduced", "medium", "full")
 
 
+def _campaign_docs(mod, name: str, scale: str, kernel: bool):
+    """(key, path, document at ``scale``, kernel subset's document or None) per campaign of a
+    study: what study_plan estimates and run_study runs."""
+    for key, fname in mod.CAMPAIGNS.items():
+        doc, path = load_doc(name, fname)
+        if scale != "full":
+            doc = mod.reduce(key, doc, scale)
+        kdoc = mod.kernel(key, doc, scale) if kernel else None
+        if kdoc is not None:
+            kdoc = dict(kdoc)
+            kdoc.pop("expect", None)  # the file's expectations name points the subset lacks
+        yield key, path, doc, kdoc
+
+
 def study_plan(name: str, scale: str = "full", kernel: bool = False) -> list[dict]:
     """What ``run_study`` would run, before running it: per campaign (and kernel subset) its
     backend, runs, simulated seconds and an estimate of the wall time (simulator: the run
@@ -73,16 +87,8 @@ def study_plan(name: str, scale: str = "full", kernel: bool = False) -> list[dic
     from ..campaign import parse_campaign, plan as make_plan
     mod = module(name)
     rows = []
-    for key, fname in mod.CAMPAIGNS.items():
-        doc, path = load_doc(name, fname)
-        if scale != "full":
-            doc = mod.reduce(key, doc, scale)
-        subsets = [(key, "sim", doc)]
-        kdoc = mod.kernel(key, doc, scale) if kernel else None
-        if kdoc is not None:
-            kdoc = dict(kdoc)
-            kdoc.pop("expect", None)
-            subsets.append((f"{key}-kernel", "emu", kdoc))
+    for key, path, doc, kdoc in _campaign_docs(mod, name, scale, kernel):
+        subsets = [(key, "sim", doc)] + ([(f"{key}-kernel", "emu", kdoc)] if kdoc else [])
         for label, backend, d in subsets:
             with warnings.catch_warnings():  # the run prints them; the estimate need not
                 warnings.simplefilter("ignore")
@@ -138,18 +144,13 @@ def run_study(name: str, out: str | Path, *, scale: str = "full", reduced: bool 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     index, kindex, docs, kfail = {}, {}, {}, []
-    for key, fname in mod.CAMPAIGNS.items():
-        doc, path = load_doc(name, fname)
-        if scale != "full":
-            doc = mod.reduce(key, doc, scale)
+    for key, path, doc, kdoc in _campaign_docs(mod, name, scale, kernel):
         docs[key] = doc
         if analyse_only:
             index[key] = pl.read_parquet(out / key / "index.parquet")
         else:
             index[key] = run_campaign_doc(doc, path, out / key, jobs=jobs, progress=progress)
-        kdoc = mod.kernel(key, doc, scale) if kernel else None
         if kdoc is not None:
-            kdoc.pop("expect", None)  # the file's expectations name points the subset lacks
             if analyse_only:
                 kindex[key] = pl.read_parquet(out / f"{key}-kernel" / "index.parquet")
             else:
