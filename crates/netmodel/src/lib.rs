@@ -26,6 +26,7 @@ pub mod qdisc;
 pub mod queue;
 pub mod rate;
 pub mod records;
+pub mod params;
 pub mod rng;
 pub mod scenario;
 

@@ -3,7 +3,7 @@
 //! registry. One algorithm per file; each file ends with its registration (`SCHEMES`: name,
 //! description, source, parameters, constructor) as a kernel module ends with its ops table,
 //! and the `registry!` list below names the files. Shared helpers: `minmax.rs` (windowed
-//! filters, lib/win_minmax.c), `params.rs` (parameter tables and typed access), `rng.rs`
+//! filters, lib/win_minmax.c), `netmodel::params` (parameter tables and typed access, shared with the datagram schemes), `rng.rs`
 //! (seeded generators).
 //!
 //! Units follow Linux: `cwnd`, `ssthresh` and `acked` are packet (segment) counts; times handed
@@ -16,11 +16,10 @@
 pub mod external;
 mod minmax;
 pub mod native;
-mod params;
 mod rng;
 
 pub use minmax::{Minmax, WindowMin};
-pub use params::{ParamInfo, Params};
+pub use netmodel::params::{ParamInfo, Params};
 
 /// `TCP_INFINITE_SSTHRESH` (include/net/tcp.h): ssthresh before the first reduction.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;

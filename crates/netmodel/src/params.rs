@@ -10,8 +10,8 @@ pub struct ParamInfo {
 
 /// Typed access to a scheme's JSON parameters (already checked for unknown names).
 pub struct Params<'a> {
-    pub(super) scheme: &'a str,
-    pub(super) obj: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    pub scheme: &'a str,
+    pub obj: Option<&'a serde_json::Map<String, serde_json::Value>>,
 }
 
 impl<'a> Params<'a> {
