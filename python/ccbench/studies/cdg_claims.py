@@ -834,7 +834,8 @@ def ch39(d: Data) -> Score:
     tests = judge(f)
     levels = [ok for n, ok in tests if n.startswith("PIE CDG ") and "%" in n]
     return _downgrade(Score.named(tests, kernel=kt), all(levels),
-                      "CDG's PIE drops at 10/40 ms (printed 2.98 / 1.32 %) outside the default band")
+                      "CDG's PIE drops at 10/40 ms (printed " + " / ".join(
+                          str(p['pie'][i][1]) for i, t in enumerate(p["rtts"]) if t <= 40) + " %) outside the default band")
 
 
 @SCORERS("CH-40")
