@@ -222,6 +222,24 @@ def parse_queue_mapping(value: dict, path: tuple, errs: Collector, default_limit
         return default_limit, None, aqm
     q = {name: (v, entries[p[-1]][1]) for name, (v, p) in q.items()}
 
+    limit = _queue_limit(q, kind, unlimited_type, aqm, errs)
+    threshold = None
+    if "ecn-threshold" in q:
+        tv, tpath = q["ecn-threshold"]
+        threshold = errs.guard(parse_queue, tv, tpath)
+        if threshold is not None and threshold.unlimited:
+            errs.error(tpath, f"{show(tv)} is not an ECN marking threshold",
+                       "give the queue length at which ECT packets are CE-marked: packets "
+                       "(20), bytes (30KB) or a BDP multiple (0.2bdp)", tv)
+            threshold = None
+    _aqm_params(q, params, kind, aqm, errs)
+    return limit, threshold, aqm
+
+
+def _queue_limit(q: dict, kind: str, unlimited_type: bool, aqm: Aqm, errs: Collector
+                 ) -> QueueLimit:
+    """The queue's limit from `limit:` or mahimahi's packets:/bytes: (the default of its type
+    otherwise); a packet limit with bytes also keeps the bytes in `aqm.extra_bytes`."""
     limit = QueueLimit(packets=DEFAULT_LIMIT[kind], text=DEFAULT_LIMIT[kind])
     if unlimited_type:
         limit = QueueLimit(text="infinite")
@@ -243,15 +261,12 @@ def parse_queue_mapping(value: dict, path: tuple, errs: Collector, default_limit
             aqm.extra_bytes = bt
         elif bt is not None:
             limit = QueueLimit(bytes=bt, text=q["bytes"][0])
-    threshold = None
-    if "ecn-threshold" in q:
-        tv, tpath = q["ecn-threshold"]
-        threshold = errs.guard(parse_queue, tv, tpath)
-        if threshold is not None and threshold.unlimited:
-            errs.error(tpath, f"{show(tv)} is not an ECN marking threshold",
-                       "give the queue length at which ECT packets are CE-marked: packets "
-                       "(20), bytes (30KB) or a BDP multiple (0.2bdp)", tv)
-            threshold = None
+    return limit
+
+
+def _aqm_params(q: dict, params, kind: str, aqm: Aqm, errs: Collector) -> None:
+    """The discipline's own parameters into `aqm` (defaults for those not given), and the
+    checks between them."""
     for p in params:
         if p.name in q:
             v = errs.guard(p.parse, *q[p.name])
@@ -272,7 +287,6 @@ def parse_queue_mapping(value: dict, path: tuple, errs: Collector, default_limit
         errs.error(q["memory-limit"][1], f"memory-limit {show(q['memory-limit'][0])} is less "
                    "than one full-sized packet (1514 bytes)",
                    "give at least 1514B; Linux's default is 32MB", q["memory-limit"][0])
-    return limit, threshold, aqm
 
 
 def apply_aqm(out: dict, aqm: Aqm, rate_bps: int | None, resolve: Callable[[QueueLimit], dict],

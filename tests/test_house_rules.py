@@ -1,0 +1,30 @@
+"""House rules that a review enforces by hand otherwise (docs/architecture.md): a Python
+function of the package is at most 80 lines (the CLI's parser table excepted), a module at
+most 900."""
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "python" / "ccbench"
+EXEMPT = {("cli.py", "build_parser")}
+
+
+def _functions():
+    for path in sorted(PKG.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield path, node
+
+
+def test_functions_are_at_most_80_lines():
+    long = [f"{p.relative_to(PKG)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
+            for p, n in _functions()
+            if n.end_lineno - n.lineno + 1 > 80 and (p.name, n.name) not in EXEMPT]
+    assert not long, "cut these into named steps: " + "; ".join(long)
+
+
+def test_modules_are_at_most_900_lines():
+    big = [f"{p.relative_to(PKG)} ({n} lines)" for p in sorted(PKG.rglob("*.py"))
+           if (n := len(p.read_text().splitlines())) > 900]
+    assert not big, "split these modules: " + "; ".join(big)
+
