@@ -110,6 +110,11 @@ pub struct BpfProgram {
     /// builds it at run time, ccbench.backends.bpfsim). `None` on the kernel backend.
     #[serde(default)]
     pub sim_object: Option<String>,
+    /// The program's global variables recorded into the flows table as `cc_<name>` columns
+    /// (`record:` of the scheme; dots become underscores). The simulator build exports them
+    /// through `ccbench_record_value(i)`.
+    #[serde(default)]
+    pub record: Vec<String>,
 }
 
 fn none<T>() -> Option<T> {

@@ -173,6 +173,43 @@ def register(obj: Path, expected_cc: str | None, work: Path, entries: list[dict]
     return entry
 
 
+def global_maps(entry: dict) -> list[int]:
+    """The ids of a registered scheme's global-data maps (``.bss``, ``.data``, ``.rodata``):
+    the maps sharing its struct_ops maps' BTF."""
+    maps = _bpftool_json("map", "show") or []
+    btf = {int(m["id"]): m.get("btf_id") for m in maps if isinstance(m, dict) and "id" in m}
+    want = {btf.get(i) for i in entry.get("ids") or []} - {None}
+    return [int(m["id"]) for m in maps
+            if isinstance(m, dict) and m.get("btf_id") in want
+            and str(m.get("name", "")).endswith((".bss", ".data", ".rodata"))]
+
+
+def flatten(value, prefix: str = "") -> dict[str, float]:
+    """bpftool's BTF-formatted values by dotted name (a struct's fields as ``s.f``); numbers
+    only."""
+    out: dict[str, float] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.update(flatten(v, f"{prefix}{k}."))
+    elif isinstance(value, list):
+        for item in value:
+            out.update(flatten(item, prefix))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out[prefix.rstrip(".")] = float(value)
+    return out
+
+
+def read_globals(map_ids: list[int]) -> dict[str, float]:
+    """The current values of the global variables in ``map_ids``, by (dotted) name."""
+    out: dict[str, float] = {}
+    for i in map_ids:
+        for item in _bpftool_json("map", "dump", "id", str(i)) or []:
+            sections = ((item.get("formatted") or {}).get("value") or {}) if isinstance(item, dict) else {}
+            for fields in sections.values():
+                out.update(flatten(fields))
+    return out
+
+
 def repair_counts(entry: dict) -> dict[str, int]:
     """The CCBENCH_REPAIR counters (ccbench_tcp_ca.h) of a registered scheme: how often the
     program found a loss response the kernel did not run and repaired it. Read from the

@@ -218,6 +218,7 @@ class Emulation:
             if spec["path"] not in by_path:
                 obj = bpf.build(Path(spec["path"]), self.work / "bpf")
                 entry = bpf.register(obj, spec.get("cc"), self.work, self.bpf_entries)
+                entry["src"] = spec["path"]
                 by_path[spec["path"]] = entry["cc"]
             spec["cc"] = by_path[spec["path"]]
 
@@ -273,14 +274,25 @@ class Emulation:
     # -- the run ---------------------------------------------------------------------------------
     def run(self):
         """Set up, drive the run to its end, collect: ({table: DataFrame}, metadata, wall s)."""
+        from .bpfvars import VarSampler
         t0, clients = self._start()
-        drive = self._drive(t0)
+        sampler = VarSampler(self.exp, self.bpf_entries, t0).start()
+        try:
+            drive = self._drive(t0)
+        finally:
+            sampler.stop()
         agents = self._collect_agents(clients)
         if self.bpf_entries:  # before teardown unregisters them (their maps go with them)
             from .bpf import repair_counts
             for e in self.bpf_entries:
                 e["repairs"] = repair_counts(e)
+        if sampler.missing():
+            raise EmuError(f"record: {sampler.missing()} are not numeric globals of the BPF "
+                           "program as the kernel holds it (its .bss/.data/.rodata maps; the kernel "
+                           "drops a global-data section no hook reads). Fix: record global "
+                           "variables the program uses, struct fields dotted")
         tables, meta = collect(self.exp, self.work, agents)
+        tables["flows"] = sampler.merge(tables["flows"])
         meta.update(self._metadata(drive, agents, meta))
         return tables, meta, drive["wall"]
 

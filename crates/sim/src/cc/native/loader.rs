@@ -17,6 +17,8 @@ pub struct Program {
     ops: *const COps,
     current: *mut SockPtr,
     sock_free: unsafe extern "C" fn(SockPtr),
+    /// `ccbench_record_value` of a build with recorded variables (bpfsim.record_unit).
+    record_value: Option<unsafe extern "C" fn(u32) -> f64>,
     /// The ops table's `.name`.
     pub name: String,
 }
@@ -52,7 +54,7 @@ impl Program {
             return Err(format!("cannot load {path}: {}", dl_error()));
         }
         let mut p = Program { handle, ops: std::ptr::null(), current: std::ptr::null_mut(),
-                              sock_free: noop_free, name: String::new() };
+                              sock_free: noop_free, record_value: None, name: String::new() };
         let abi_fn = p.symbol("ccbench_sim_abi")?;
         let free_fn = p.symbol("ccbench_sim_sock_free")?;
         // SAFETY: the symbols are the runtime's functions of these signatures
@@ -76,6 +78,22 @@ impl Program {
                                 both cong_avoid and cong_control, which the kernel requires", p.name));
         }
         Ok(p)
+    }
+
+    /// Make `ccbench_record_value` callable: the build must have been made with `record:`.
+    pub fn enable_record(&mut self) -> Result<(), String> {
+        let f = self.symbol("ccbench_record_value")
+            .map_err(|_| "the simulator build has no recorded variables (ccbench_record_value); \
+                          it was built without record:".to_string())?;
+        // SAFETY: the generated function has this signature (bpfsim.record_unit).
+        self.record_value = Some(unsafe { std::mem::transmute::<*mut libc::c_void, unsafe extern "C" fn(u32) -> f64>(f) });
+        Ok(())
+    }
+
+    /// The `i`-th recorded variable's value now (0.0 without recorded variables).
+    pub fn record_value(&self, i: u32) -> f64 {
+        // SAFETY: a plain read of the program's globals, on the simulation's thread.
+        self.record_value.map_or(0.0, |f| unsafe { f(i) })
     }
 
     fn symbol(&self, name: &str) -> Result<*mut libc::c_void, String> {

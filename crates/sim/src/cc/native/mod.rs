@@ -29,6 +29,8 @@ pub use loader::Program;
 pub struct NativeCc {
     name: &'static str,
     prog: Arc<Program>,
+    /// The recorded globals (dots as underscores; the recorder adds `cc_`), in `ccbench_record_value` order.
+    record: Arc<[&'static str]>,
     /// Boxed so its address, which the program may keep (storage), never changes.
     sock: Box<UnsafeCell<CTcpSock>>,
     /// Values copied in before the hook, to write back only what the program changed.
@@ -76,11 +78,11 @@ fn prandom_seed(seed: u64, conn: u32) -> u64 {
 }
 
 impl NativeCc {
-    pub fn new(prog: Arc<Program>, name: &'static str, seed: u64, conn: u32) -> Self {
+    pub fn new(prog: Arc<Program>, name: &'static str, seed: u64, conn: u32, record: Arc<[&'static str]>) -> Self {
         let mut c = CTcpSock::zeroed();
         c.inet_conn.sk.ccbench_prandom = prandom_seed(seed, conn);
         c.inet_conn.sk.sk_max_pacing_rate = u64::MAX;
-        NativeCc { name, prog, sock: Box::new(UnsafeCell::new(c)), in_pacing_rate: 0, in_pacing_status: 0,
+        NativeCc { name, prog, record, sock: Box::new(UnsafeCell::new(c)), in_pacing_rate: 0, in_pacing_status: 0,
                    in_app_limited: 0 }
     }
 
@@ -269,6 +271,12 @@ impl CongestionControl for NativeCc {
         v
     }
 
+    fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
+        for (i, col) in self.record.iter().enumerate() {
+            out.push((col, self.prog.record_value(i as u32)));
+        }
+    }
+
     fn needs_ecn(&self) -> bool {
         self.prog.ops().flags & TCP_CONG_NEEDS_ECN != 0
     }
@@ -299,7 +307,7 @@ fn rate_sample(rs: &RateSample) -> CRateSample {
 /// The programs of a run's BPF flows, loaded once per run (one copy per distinct object): the
 /// [`ExternalCc`] that gives those flows their congestion control.
 pub struct NativePrograms {
-    by_flow: HashMap<u32, Arc<Program>>,
+    by_flow: HashMap<u32, (Arc<Program>, Arc<[&'static str]>)>,
     seed: u64,
 }
 
@@ -319,14 +327,19 @@ impl NativePrograms {
             let prog = match by_path.get(obj) {
                 Some(p) => p.clone(),
                 None => {
-                    let p = Arc::new(Program::load(obj).map_err(|e| {
-                        format!("flow {} ({}), scheme: {{bpf: {}}}: {e}", f.id + 1, f.label, b.path)
-                    })?);
+                    let err = |e: String| format!("flow {} ({}), scheme: {{bpf: {}}}: {e}", f.id + 1, f.label, b.path);
+                    let mut p = Program::load(obj).map_err(err)?;
+                    if !b.record.is_empty() {
+                        p.enable_record().map_err(err)?;
+                    }
+                    let p = Arc::new(p);
                     by_path.insert(obj, p.clone());
                     p
                 }
             };
-            by_flow.insert(f.id, prog);
+            let cols: Arc<[&'static str]> =
+                b.record.iter().map(|v| intern(&v.replace('.', "_"))).collect();
+            by_flow.insert(f.id, (prog, cols));
         }
         Ok((!by_flow.is_empty()).then_some(NativePrograms { by_flow, seed: exp.seed }))
     }
@@ -334,8 +347,8 @@ impl NativePrograms {
 
 impl ExternalCc for NativePrograms {
     fn make(&self, flow: &FlowConfig, conn: u32) -> Option<Result<Box<dyn CongestionControl>, String>> {
-        let prog = self.by_flow.get(&flow.id)?;
-        Some(Ok(Box::new(NativeCc::new(prog.clone(), intern(&flow.scheme), self.seed, conn))))
+        let (prog, record) = self.by_flow.get(&flow.id)?;
+        Some(Ok(Box::new(NativeCc::new(prog.clone(), intern(&flow.scheme), self.seed, conn, record.clone()))))
     }
 }
 
