@@ -243,7 +243,13 @@ def test_signal_mid_run_tears_everything_down(tmp_path, sig):
 
 
 def test_sigkill_then_ccbench_clean(tmp_path):
+    from ccbench.backends.emu import hostsys
+    before = hostsys.read(hostsys.BACKLOG_KEY)
     p, rid = _start_cli_run(tmp_path)
+    deadline = time.monotonic() + 20
+    while not (emu.WORK_ROOT / rid / "host.json").exists() and time.monotonic() < deadline \
+            and before < hostsys.BACKLOG:
+        time.sleep(0.05)
     p.kill()
     p.wait(timeout=10)
     assert emu.list_namespaces(rid), "a SIGKILLed run leaves its namespaces (that is what clean is for)"
@@ -252,6 +258,9 @@ def test_sigkill_then_ccbench_clean(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert c.returncode == 0, c.stderr
     assert "removed 2 namespaces" in c.stdout, c.stdout  # hosts a1 and b1
+    if before < hostsys.BACKLOG:   # the killed run had raised the host's receive backlog
+        assert f"restored 1 host settings: {hostsys.BACKLOG_KEY}={before}" in c.stdout, c.stdout
+        assert hostsys.read(hostsys.BACKLOG_KEY) == before
     deadline = time.monotonic() + 5
     while _ours(rid) != ([], []) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -270,3 +279,16 @@ def test_workloads_pass_the_preflight_and_udp_needs_no_kernel_cc(tmp_path):
                                     {"scheme": "reno", "arrivals": {"rate": 5, "size": "10KB"}}]})
     preflight(exp)
     assert experiment_schemes(exp) == ["cubic", "reno"]
+
+
+def test_a_run_raises_the_hosts_receive_backlog_and_puts_it_back(tmp_path):
+    """netdev_max_backlog (host-wide) is raised for the run and restored after it
+    (backends/emu/hostsys.py): the metadata says what it was during the run."""
+    from ccbench.backends.emu import hostsys
+    before = hostsys.read(hostsys.BACKLOG_KEY)
+    res = ccbench.run({"duration": 1, "central": {"rate": "20Mbit", "delay": "5ms"},
+                       "flows": [{"scheme": "cubic"}]}, tmp_path / "out", backend="emu", budget=False)
+    nb = res.meta["emu"]["netdev_max_backlog"]
+    assert nb["during"] == max(before, hostsys.BACKLOG)
+    assert nb["raised_from"] == (before if before < hostsys.BACKLOG else None)
+    assert hostsys.read(hostsys.BACKLOG_KEY) == before

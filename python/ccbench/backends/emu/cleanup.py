@@ -122,6 +122,8 @@ def _clean_one(run_id: str, removed: dict) -> None:
         delete_namespace(ns)
         removed["namespaces"].append(ns)
     d = WORK_ROOT / run_id
+    from .hostsys import restore
+    removed.setdefault("host settings", []).extend(restore(d))
     from .bpf import read_record, unregister
     entries = read_record(d)
     if entries:
@@ -142,7 +144,8 @@ def clean(run_id: str | None = None, verbose: bool = False, force: bool = False)
     from ...runlock import owner
     if force and run_id is None:
         raise ValueError("--force needs --run ID: a live run is removed only by its id")
-    removed = {"processes": [], "namespaces": [], "workdirs": [], "bpf": [], "skipped": []}
+    removed = {"processes": [], "namespaces": [], "workdirs": [], "bpf": [], "host settings": [],
+               "skipped": []}
     for rid, e in runs().items():
         if run_id is not None and rid != run_id:
             continue
@@ -156,7 +159,8 @@ def clean(run_id: str | None = None, verbose: bool = False, force: bool = False)
                 for p in v:
                     print(f"could not remove: {p}")
             elif k != "skipped":
-                print(f"removed {len(v)} {k}" + (f": {' '.join(map(str, v))}" if v else ""))
+                verb = "restored" if k == "host settings" else "removed"
+                print(f"{verb} {len(v)} {k}" + (f": {' '.join(map(str, v))}" if v else ""))
         for rid in removed["skipped"]:
             pid = owner(WORK_ROOT / rid)
             why = (f"it is running (pid {pid})" if pid else "its work directory has no lock "

@@ -25,7 +25,7 @@ from .live import PROGRESS_NS, FlowRates, parse_progress
 from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
     binary, host_addr, run_cmd
 from .netns import in_netns, offloads_off, open_tun, setns, write_sysctl
-from . import tcpset
+from . import hostsys, tcpset
 
 
 class _Terminated(KeyboardInterrupt):
@@ -98,9 +98,12 @@ class Emulation:
                                      self.work, self.procs, self._preexec)
         self.controllers = Controllers(experiment)
         self.bpf_entries: list[dict] = []  # BPF congestion controls registered (bpf.py)
+        self.host_changes: list[dict] = []  # host-wide settings raised for the run (hostsys.py)
 
     # -- set-up --------------------------------------------------------------------------------
     def setup_hosts(self) -> None:
+        # the host's receive backlog for what the engine writes into the TUNs (hostsys.py)
+        self.host_changes = [c for c in [hostsys.raise_backlog(self.work)] if c]
         # each host's sysctls and routes for the flows it sends and receives (tcpset.py)
         self.tcp_plan = tcpset.plan(self.exp)
         if self.tcp_plan.problems:
@@ -257,6 +260,7 @@ class Emulation:
         while (left := our_processes(self.run_id)) and time.monotonic() < deadline:
             kill_pids(left)
             time.sleep(0.02)
+        hostsys.restore(self.work)
         if self.bpf_entries:
             from .bpf import unregister
             problems = unregister(self.bpf_entries)
@@ -431,6 +435,8 @@ class Emulation:
             "cpu_usage": usage,
             "steal_frac": usage.get("cpu", {}).get("steal"),
             "offloads": self.offloads,
+            "netdev_max_backlog": {"during": hostsys.read(hostsys.BACKLOG_KEY),
+                                   "raised_from": next((c["was"] for c in self.host_changes), None)},
             **tcpset.metadata(self.exp, self.tcp_plan),
             "agents": agents,
             **({"bpf": [{k: e.get(k) for k in ("cc", "ids", "maps", "obj", "repairs")} for e in self.bpf_entries]}
