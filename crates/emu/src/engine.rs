@@ -111,7 +111,8 @@ pub struct Engine {
     flow_ends: Vec<(u16, u16)>,
     flow_bytes: Vec<Option<u64>>,
     start_ns: Vec<u64>,
-    /// Flows with `scheme: udp` (constant-bit-rate datagrams; no ACKs, no TCP state).
+    /// Flows of UDP datagrams: `scheme: udp` (constant bit rate, no ACKs) and the datagram
+    /// transport's (acknowledged by UDP datagrams on the reverse route); no TCP state.
     flow_udp: Vec<bool>,
     /// Flows with short-flow arrivals: one connection per arrival, keyed by the client port.
     flow_multi: Vec<bool>,
@@ -576,7 +577,8 @@ impl Engine {
             flow_ends,
             flow_bytes: exp.flows.iter().map(|f| f.bytes).collect(),
             start_ns: exp.flows.iter().map(|f| f.start_ns).collect(),
-            flow_udp: exp.flows.iter().map(|f| f.scheme == "udp").collect(),
+            // datagram-transport flows: every UDP packet towards the receiver is data
+            flow_udp: exp.flows.iter().map(|f| f.scheme == "udp" || f.transport == netmodel::scenario::Transport::Dgram).collect(),
             flow_multi: exp.flows.iter().map(|f| f.arrivals.is_some()).collect(),
             conns: HashMap::new(),
             flows: exp.flows.iter().map(|_| FlowState::default()).collect(),

@@ -193,6 +193,27 @@ fn schemes(py: Python<'_>) -> PyResult<PyObject> {
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
 
+/// The datagram schemes' registry (crates/dgram): [{name, description, source, transport:
+/// "dgram", params: [{name, default, doc}]}].
+#[pyfunction]
+fn dgram_schemes(py: Python<'_>) -> PyResult<PyObject> {
+    let list: Vec<serde_json::Value> = dgram::cc::schemes()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name,
+                "description": s.description,
+                "source": s.source,
+                "transport": "dgram",
+                "params": s.params.iter().map(|p| serde_json::json!({
+                    "name": p.name, "default": p.default, "doc": p.doc,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let text = serde_json::Value::Array(list).to_string();
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
 /// The results tables' declared columns (netmodel::records::schema), in order:
 /// [[table, [[column, dtype, categories|None], ...]], ...].
 #[pyfunction]
@@ -222,6 +243,7 @@ fn tcp_defaults(py: Python<'_>) -> PyResult<PyObject> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(dgram_schemes, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_defaults, m)?)?;
     pycc::register(m)?;
