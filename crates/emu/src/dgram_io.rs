@@ -23,7 +23,7 @@
 
 use std::io::Write;
 
-use crate::agent::socket::{set_nonblocking, sockaddr};
+use crate::agent::socket::{set_nonblocking, sockaddr, udp_send_failure};
 use crate::agent::{die, errno_msg, stop_time, write_out, Args, FOREVER};
 use crate::clock::{self, mono_ns};
 use dgram::wire::{self, Message};
@@ -189,11 +189,8 @@ pub fn sender(a: &Args) {
             // SAFETY: sending our buffer on our connected socket.
             let r = unsafe { libc::send(fd, pkt.as_ptr() as *const _, pkt.len(), 0) };
             if r < 0 {
-                let e = std::io::Error::last_os_error();
                 send_errors += 1;
-                if !matches!(e.raw_os_error(), Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNREFUSED)) {
-                    error = Some(format!("send: {e}"));
-                }
+                error = error.or(udp_send_failure());
             }
         }
         if error.is_some() {

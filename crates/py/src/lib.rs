@@ -183,12 +183,20 @@ fn schemes(py: Python<'_>) -> PyResult<PyObject> {
                 "source": s.source,
                 "needs_ecn": inst.as_ref().is_some_and(|c| c.needs_ecn()),
                 "non_sack_recovery": inst.as_ref().is_some_and(|c| c.needs_non_sack_recovery()),
-                "params": s.params.iter().map(|p| serde_json::json!({
-                    "name": p.name, "default": p.default, "doc": p.doc,
-                })).collect::<Vec<_>>(),
+                "params": params_json(s.params),
             })
         })
         .collect();
+    json_to_py(py, list)
+}
+
+/// A parameter table as [{name, default, doc}].
+fn params_json(params: &[netmodel::params::ParamInfo]) -> Vec<serde_json::Value> {
+    params.iter().map(|p| serde_json::json!({"name": p.name, "default": p.default, "doc": p.doc})).collect()
+}
+
+/// A JSON list as Python objects (through `json.loads`).
+fn json_to_py(py: Python<'_>, list: Vec<serde_json::Value>) -> PyResult<PyObject> {
     let text = serde_json::Value::Array(list).to_string();
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
@@ -204,14 +212,11 @@ fn dgram_schemes(py: Python<'_>) -> PyResult<PyObject> {
                 "description": s.description,
                 "source": s.source,
                 "transport": "dgram",
-                "params": s.params.iter().map(|p| serde_json::json!({
-                    "name": p.name, "default": p.default, "doc": p.doc,
-                })).collect::<Vec<_>>(),
+                "params": params_json(s.params),
             })
         })
         .collect();
-    let text = serde_json::Value::Array(list).to_string();
-    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+    json_to_py(py, list)
 }
 
 /// The results tables' declared columns (netmodel::records::schema), in order:
