@@ -10,9 +10,10 @@
 //!                        [--size IP_BYTES] [--interval I --out DIR] [--run ID] [--nice N]
 //! ```
 //! Times as `ccbench-agent`'s: `--t0` the absolute CLOCK_MONOTONIC time (ns) of experiment
-//! time 0 (default: now), the others ns relative to it. Both ends keep time as ns since t0 on
-//! CLOCK_MONOTONIC (one host: one clock, so the one-way delays the receiver reports are
-//! exact). The receiver binds port P, prints `listening`, acknowledges each data packet to its
+//! time 0, the others ns relative to it. Both ends keep time as ns since t0 on CLOCK_MONOTONIC
+//! (one host: one clock, so the one-way delays the receiver reports are exact); without `--t0`
+//! (a Pantheon-style wrapper starts them, examples/wrappers/dgram_wrapper.py) both use
+//! CLOCK_MONOTONIC itself, start at once and run until killed. The receiver binds port P, prints `listening`, acknowledges each data packet to its
 //! source address as the scheme's policy says, and exits at `end`. The sender sends
 //! `--size`-byte IP packets (1500: 1472 datagram bytes) from `start` until `stop` as its
 //! scheme allows, waits with `ppoll` for acknowledgements or its next wake-up, and writes its
@@ -66,6 +67,14 @@ fn wait_readable(fd: i32, until: u64) {
     unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
 }
 
+/// `--end` as an absolute time (`t0 + end`); without it, a day from now (run until killed).
+fn end_time(a: &Args, t0: u64) -> u64 {
+    match a.0.get("end") {
+        Some(_) => t0 + a.u64("end", None),
+        None => mono_ns() + FOREVER,
+    }
+}
+
 fn summary(v: serde_json::Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{v}");
@@ -77,8 +86,8 @@ pub fn receiver(a: &Args) {
     let cc = scheme(a);
     let flow = a.u64("flow", Some(0)) as u32;
     let port = a.u64("port", None) as u16;
-    let t0 = a.u64("t0", Some(mono_ns()));
-    let end = t0 + a.u64("end", Some(FOREVER));
+    let t0 = a.u64("t0", Some(0));
+    let end = end_time(a, t0);
     let mut rx = dgram::Receiver::for_scheme(flow, cc.as_ref());
     drop(cc);
     clock::set_timer_slack(1);
@@ -141,9 +150,9 @@ pub fn sender(a: &Args) {
     let dst: std::net::Ipv4Addr = a.str("dst").parse().unwrap_or_else(|_| die(2, "--dst: not an IPv4 address"));
     let port = a.u64("port", None) as u16;
     let size = a.u64("size", Some(1500)).clamp(28 + wire::DATA_HDR as u64, 1500) as u32;
-    let t0 = a.u64("t0", Some(mono_ns()));
+    let t0 = a.u64("t0", Some(0));
     let start = t0 + a.u64("start", Some(0));
-    let end = t0 + a.u64("end", Some(FOREVER));
+    let end = end_time(a, t0);
     let stop = stop_time(a, t0, end);
     let interval = a.u64("interval", Some(10_000_000)).max(1);
     let out_dir = a.0.get("out").cloned();
@@ -160,7 +169,8 @@ pub fn sender(a: &Args) {
     let rel = || mono_ns().saturating_sub(t0);
     clock::sleep_until(start);
     tx.start(rel());
-    let mut next_k = (start - t0).div_ceil(interval);
+    // rows on the experiment's grid from the start; none without --out (a wrapper's run)
+    let mut next_k = if out_dir.is_some() { (start - t0).div_ceil(interval) } else { u64::MAX / interval };
     let (mut bad, mut send_errors, mut acks) = (0u64, 0u64, 0u64);
     let mut error: Option<String> = None;
     let mut buf = vec![0u8; 65536];
@@ -197,7 +207,7 @@ pub fn sender(a: &Args) {
             break;
         }
         let now = rel();
-        while next_k * interval <= now && t0 + next_k * interval < stop {
+        while next_k * interval <= now && t0.saturating_add(next_k * interval) < stop {
             scratch.clear();
             tx.cc_vars(&mut scratch);
             samples.push(next_k * interval, flow, &tx.flow_row(), &scratch);
