@@ -90,13 +90,15 @@ def checks(schemes: list[str] | None = None, measure: bool = True) -> list[Check
                      "network namespaces and iproute2 present" if netns else
                      "no /proc/self/ns/net or no `ip` command",
                      "install iproute2 and use a kernel with CONFIG_NET_NS"))
-    for name in ("engine", "agent"):
+    for name in ("engine", "agent", "dgram"):
         p = binary(name)
         out.append(Check(f"{name} binary", p is not None,
                          str(p) if p else f"{BIN_NAMES[name]} not found",
                          "run `make build` (builds target/release/ccbench-emu, ccbench-agent "
                          "and ccbench-dgram), "
-                         f"or set {BIN_ENV} to the directory holding them"))
+                         f"or set {BIN_ENV} to the directory holding them",
+                         # only datagram schemes need ccbench-dgram (preflight says so)
+                         required=name != "dgram"))
     avail, allowed = kernel_ccs()
     out.append(Check("congestion controls", bool(avail),
                      f"available: {' '.join(avail) or '-'}; allowed for non-root: {' '.join(allowed) or '-'}",
