@@ -120,3 +120,14 @@ def test_schemes_command_lists_datagram_schemes(capsys):
     assert cli.main(["schemes", "cubic", "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["transport"] == "tcp" and s["backends"] == ["sim", "emu"]
+
+
+def test_coco_layouts_name_datagram_schemes_too(tmp_path):
+    layout = tmp_path / "layout.yml"
+    layout.write_text("- {scheme: cubic, flows: 1, start: 0, direction: '->'}\n"
+                      "- {scheme: aimd-dgram, flows: 1, start: 0, direction: '<-'}\n")
+    exp = api.load_experiment(layout, coco={"runtime": 2, "rate": 20})
+    assert ["transport" in f for f in exp["flows"]] == [False, True]
+    r = run(tmp_path, exp)
+    assert r.flowstats["delivered_pkts"].min() > 100
+    assert "cc_cwnd_pkts" in r.flows.columns
