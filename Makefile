@@ -30,11 +30,11 @@ build: setup
 	cargo build --release --quiet -p ccbench-emu -p ccbench-pcap
 
 # A wheel for `pip install` into any venv (Python >= 3.10): the simulator core, and the kernel
-# backend's two binaries inside the package (ccbench/bin). Written to dist/.
+# backend's three binaries inside the package (ccbench/bin). Written to dist/.
 wheel: setup
 	cargo build --release --quiet -p ccbench-emu
 	mkdir -p python/ccbench/bin
-	cp target/release/ccbench-emu target/release/ccbench-agent python/ccbench/bin/
+	cp target/release/ccbench-emu target/release/ccbench-agent target/release/ccbench-dgram python/ccbench/bin/
 	$(VENV)/bin/maturin build --release --quiet -o dist; status=$$?; \
 	  rm -rf python/ccbench/bin; exit $$status
 

@@ -15,6 +15,9 @@ from ccbench.catalogue import fmt_default
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = {s["name"]: s for s in ccbench.schemes()}
+#: What `ccbench schemes` lists: the TCP registry and the datagram schemes, each with its
+#: transport and backends (api.scheme_catalogue).
+CATALOGUE = {s["name"]: s for s in ccbench.api.scheme_catalogue()}
 
 
 def ccbench_cli(*args, cwd=None):
@@ -91,8 +94,9 @@ def test_schemes_lists_every_registered_scheme_with_its_parameters():
     r = ccbench_cli("schemes")
     assert r.returncode == 0, r.stderr
     blocks = re.split(r"\n\n", r.stdout.strip())[1:]  # the first block is the header line
-    assert [b.split()[0] for b in blocks] == list(REGISTRY)
-    for b, (name, s) in zip(blocks, REGISTRY.items()):
+    assert [b.split()[0] for b in blocks] == list(CATALOGUE)
+    assert set(REGISTRY) < set(CATALOGUE)
+    for b, (name, s) in zip(blocks, CATALOGUE.items()):
         assert "source: " in b
         shown = re.findall(r"^ {6}(\S+) += (\S+) ", b, flags=re.M)
         assert shown == [(p["name"], fmt_default(p["default"])) for p in s["params"]], name
@@ -111,8 +115,9 @@ def test_schemes_name_shows_one_scheme_in_full_and_json_matches_the_registry():
         assert " ".join(p["doc"].split()) in text
     assert "bbr" not in r.stdout.split("\n")[0]
     j = ccbench_cli("schemes", "dctcp", "--json")
-    assert json.loads(j.stdout) == REGISTRY["dctcp"]
-    assert json.loads(ccbench_cli("schemes", "--json").stdout) == list(REGISTRY.values())
+    assert json.loads(j.stdout) == {**REGISTRY["dctcp"], "transport": "tcp",
+                                    "backends": CATALOGUE["dctcp"]["backends"]}
+    assert json.loads(ccbench_cli("schemes", "--json").stdout) == list(CATALOGUE.values())
 
 
 def test_schemes_unknown_name_fails_naming_the_known_ones():

@@ -72,6 +72,23 @@ def test_agent_command_lines(tmp_path):
     assert receiver_argv(agent, arr, arr["flows"][0], 7, "r")[-2:] == ["--multi", "1"]
 
 
+def test_datagram_flows_run_ccbench_dgram(tmp_path, monkeypatch):
+    from ccbench.backends.emu import agents, doctor
+    monkeypatch.setattr(agents, "binary", lambda name: Path(f"/x/{name}"))
+    dg = _exp(scheme="fixed", transport="dgram", params={"rate-mbps": 20}, stop_ns=2_000 * MS)
+    f = dg["flows"][0]
+    r = receiver_argv(Path("/x/agent"), dg, f, 7, "r")
+    assert r[:2] == ["/x/dgram", "receiver"]
+    assert _opts(r)["--scheme"] == "fixed" and _opts(r)["--params"] == '{"rate-mbps": 20}'
+    s = sender_argv(Path("/x/agent"), dg, f, "10.77.0.2", 7, "r", tmp_path)
+    o = _opts(s)
+    assert s[:2] == ["/x/dgram", "sender"] and o["--seed"] == "5" and o["--flow"] == "0"
+    assert o["--size"] == "1500" and o["--out"] == str(flow_dir(tmp_path, 0))
+    assert o["--stop"] == str(2_000 * MS) and o["--interval"] == str(10 * MS)
+    # no kernel congestion control is needed for it
+    assert doctor.experiment_schemes(dg) == []
+
+
 def test_backlogged_onoff_limits_unsent_bytes_to_a_millisecond_of_the_slowest_link():
     exp = _exp(onoff={"on_ns": 1_000 * MS, "off_ns": 1_000 * MS})
     f = exp["flows"][0]

@@ -489,6 +489,24 @@ def schemes() -> list[dict]:
     return _core.schemes()
 
 
+def dgram_schemes() -> list[dict]:
+    """The datagram transport's schemes (docs/datagram.md), each with ``transport: dgram``."""
+    from . import _core
+    return _core.dgram_schemes()
+
+
+def scheme_catalogue() -> list[dict]:
+    """Every registered scheme, TCP then datagram, each with its ``transport`` ("tcp" or
+    "dgram") and the ``backends`` that run it here: the simulator always; the kernel for a
+    datagram scheme (ccbench-dgram) and for a TCP scheme this kernel offers or has a module
+    for (tcp_NAME)."""
+    from .backends.emu.doctor import kernel_modules
+    kernel = kernel_modules()
+    return ([{**s, "transport": "tcp", "backends": ["sim", "emu"] if s["name"] in kernel else ["sim"]}
+             for s in schemes()]
+            + [{**s, "backends": ["sim", "emu"]} for s in dgram_schemes()])
+
+
 def bpf_schemes() -> list[str]:
     """The BPF congestion controls shipped for the kernel backend (docs/bpf-schemes.md)."""
     from .config.bpfschemes import shipped
@@ -497,9 +515,10 @@ def bpf_schemes() -> list[str]:
 
 def registry() -> list[dict] | None:
     """The registry the config layer checks scheme names and parameters against: the
-    simulator's catalogue, or None (no check) when the compiled core is not built."""
+    simulator's TCP catalogue and the datagram schemes, or None (no check) when the compiled
+    core is not built."""
     try:
-        return schemes()
+        return schemes() + dgram_schemes()
     except ImportError:
         return None
 

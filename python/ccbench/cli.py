@@ -302,6 +302,10 @@ def _scheme_text(s: dict, width: int, full: bool) -> list[str]:
                          else [])
     if flags:
         lines.append(f"{ind}flags: {'; '.join(flags)}")
+    if "transport" in s:
+        where = {"sim": "simulator", "emu": "kernel"}
+        lines.append(f"{ind}transport: {'datagram' if s['transport'] == 'dgram' else 'TCP'}; "
+                     f"backends: {', '.join(where[b] for b in s['backends'])}")
     if not s["params"]:
         lines.append(f"{ind}parameters: none")
         return lines
@@ -322,7 +326,7 @@ def _scheme_text(s: dict, width: int, full: bool) -> list[str]:
 def cmd_schemes(a) -> int:
     import shutil
     from . import api
-    schemes = api.schemes()
+    schemes = api.scheme_catalogue()
     if a.name:
         by_name = {s["name"].lower(): s for s in schemes}
         s = by_name.get(a.name.lower())
@@ -339,8 +343,10 @@ def cmd_schemes(a) -> int:
         return 0
     width = max(shutil.get_terminal_size((100, 24)).columns, 60)
     if not a.name:
-        print(f"{len(schemes)} congestion-control schemes (`ccbench schemes NAME` shows one in "
-              "full, --json all of it; docs/cc-catalogue.md plots each)")
+        n_dg = sum(s["transport"] == "dgram" for s in schemes)
+        print(f"{len(schemes) - n_dg} TCP congestion-control schemes and {n_dg} datagram schemes "
+              "(`ccbench schemes NAME` shows one in full, --json all of it; docs/cc-catalogue.md "
+              "plots the TCP ones, docs/datagram.md describes the datagram transport)")
         print(f"Also: BPF schemes `scheme: {{bpf: NAME}}` (shipped: {', '.join(api.bpf_schemes())}; "
               "the same C file on both backends, docs/bpf-schemes.md) and Python controllers "
               "(docs/python-schemes.md).")
@@ -684,8 +690,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "differences are printed above the table); refused by default")
     cp.set_defaults(fn=cmd_compare)
 
-    sc = sub.add_parser("schemes", help="list the congestion-control algorithms, their sources "
-                        "and parameters")
+    sc = sub.add_parser("schemes", help="list the congestion-control algorithms (TCP and "
+                        "datagram), their sources, parameters, transport and backends")
     sc.add_argument("name", nargs="?", help="show this scheme in full")
     sc.add_argument("--json", action="store_true", help="the registry entries as JSON")
     sc.add_argument("--full", action="store_true",

@@ -111,7 +111,8 @@ pub struct Engine {
     flow_ends: Vec<(u16, u16)>,
     flow_bytes: Vec<Option<u64>>,
     start_ns: Vec<u64>,
-    /// Flows with `scheme: udp` (constant-bit-rate datagrams; no ACKs, no TCP state).
+    /// Flows of UDP datagrams: `scheme: udp` (constant bit rate, no ACKs) and the datagram
+    /// transport's (acknowledged by UDP datagrams on the reverse route); no TCP state.
     flow_udp: Vec<bool>,
     /// Flows with short-flow arrivals: one connection per arrival, keyed by the client port.
     flow_multi: Vec<bool>,
@@ -280,7 +281,7 @@ impl Engine {
         if s.data {
             self.rec.delivered(actual, route.flow, s.len as u32, s.sent, s.rec);
         }
-        if route.dir == Dir::Data && self.flow_udp[route.flow as usize] {
+        if route.dir == Dir::Data {
             if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
                 if h.proto == packet::PROTO_UDP {
                     self.flows[route.flow as usize].udp_delivered += h.payload as u64;
@@ -352,8 +353,10 @@ impl Engine {
             return;
         };
         let mut sent: Option<(u64, bool)> = None; // a data packet: (seq, retransmission)
-        if route.dir == Dir::Data && h.proto == packet::PROTO_UDP && self.flow_udp[route.flow as usize] {
-            // A UDP CBR datagram: every one is a data packet (seq = payload bytes sent before it).
+        if route.dir == Dir::Data && h.proto == packet::PROTO_UDP {
+            // A datagram towards the flow's receiver (UDP CBR, the datagram transport, or a
+            // command scheme's UDP program): every one is a data packet (seq = payload bytes
+            // sent before it).
             let f = &mut self.flows[route.flow as usize];
             let seq = f.udp_sent;
             f.udp_sent += h.payload as u64;
@@ -576,7 +579,8 @@ impl Engine {
             flow_ends,
             flow_bytes: exp.flows.iter().map(|f| f.bytes).collect(),
             start_ns: exp.flows.iter().map(|f| f.start_ns).collect(),
-            flow_udp: exp.flows.iter().map(|f| f.scheme == "udp").collect(),
+            // datagram-transport flows: every UDP packet towards the receiver is data
+            flow_udp: exp.flows.iter().map(|f| f.scheme == "udp" || f.transport == netmodel::scenario::Transport::Dgram).collect(),
             flow_multi: exp.flows.iter().map(|f| f.arrivals.is_some()).collect(),
             conns: HashMap::new(),
             flows: exp.flows.iter().map(|_| FlowState::default()).collect(),
@@ -610,7 +614,8 @@ impl Engine {
     /// Payload bytes acknowledged of flow `i` (UDP: delivered, the simulator's app_bytes of a
     /// UDP flow; arrivals: summed over the flow's connections).
     fn app_bytes(&self, i: usize) -> u64 {
-        if self.flow_udp[i] {
+        if self.flow_udp[i] || (self.flows[i].isn.is_none() && !self.flow_multi[i]) {
+            // UDP flows, and command schemes that sent datagrams (no TCP connection seen)
             self.flows[i].udp_delivered
         } else if self.flow_multi[i] {
             self.conns.iter().filter(|((fl, _), _)| *fl as usize == i).map(|(_, c)| c.max_acked).sum()
@@ -661,9 +666,8 @@ impl Engine {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let udp = self.flow_udp[i];
                 serde_json::json!({
-                    "flow": i, "connected": f.isn.is_some() || (udp && f.data_pkts > 0), "data_pkts": f.data_pkts,
+                    "flow": i, "connected": f.isn.is_some() || f.data_pkts > 0, "data_pkts": f.data_pkts,
                     "max_seq_end": f.max_end,
                     "app_bytes": app_bytes[i],
                     "connections": if self.flow_multi[i] { Some(self.conns.keys().filter(|(fl, _)| *fl as usize == i).count()) } else { None },

@@ -14,6 +14,17 @@ use crate::LinkConfig;
 /// The scheme name of a non-TCP constant-bit-rate source.
 pub const UDP_SCHEME: &str = "udp";
 
+/// How a flow's endpoints talk: TCP (and the [`UDP_SCHEME`] constant-bit-rate source), or the
+/// congestion-controlled datagram transport (crates/dgram, docs/datagram.md), whose `scheme`
+/// then names a datagram scheme (`"transport": "dgram"` in the resolved flow).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    #[default]
+    Tcp,
+    Dgram,
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(bound(deserialize = "T: DeserializeOwned + Default"))]
 pub struct Scenario<T = serde::de::IgnoredAny> {
@@ -55,8 +66,11 @@ pub struct Flow<T = serde::de::IgnoredAny> {
     pub id: u32,
     #[serde(default)]
     pub label: String,
-    /// Congestion control, or [`UDP_SCHEME`] for a constant-bit-rate source.
+    /// Congestion control, or [`UDP_SCHEME`] for a constant-bit-rate source; a datagram
+    /// scheme when `transport` is [`Transport::Dgram`].
     pub scheme: String,
+    #[serde(default)]
+    pub transport: Transport,
     #[serde(default)]
     pub params: serde_json::Value,
     #[serde(default)]

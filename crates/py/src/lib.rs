@@ -183,14 +183,40 @@ fn schemes(py: Python<'_>) -> PyResult<PyObject> {
                 "source": s.source,
                 "needs_ecn": inst.as_ref().is_some_and(|c| c.needs_ecn()),
                 "non_sack_recovery": inst.as_ref().is_some_and(|c| c.needs_non_sack_recovery()),
-                "params": s.params.iter().map(|p| serde_json::json!({
-                    "name": p.name, "default": p.default, "doc": p.doc,
-                })).collect::<Vec<_>>(),
+                "params": params_json(s.params),
             })
         })
         .collect();
+    json_to_py(py, list)
+}
+
+/// A parameter table as [{name, default, doc}].
+fn params_json(params: &[netmodel::params::ParamInfo]) -> Vec<serde_json::Value> {
+    params.iter().map(|p| serde_json::json!({"name": p.name, "default": p.default, "doc": p.doc})).collect()
+}
+
+/// A JSON list as Python objects (through `json.loads`).
+fn json_to_py(py: Python<'_>, list: Vec<serde_json::Value>) -> PyResult<PyObject> {
     let text = serde_json::Value::Array(list).to_string();
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
+/// The datagram schemes' registry (crates/dgram): [{name, description, source, transport:
+/// "dgram", params: [{name, default, doc}]}].
+#[pyfunction]
+fn dgram_schemes(py: Python<'_>) -> PyResult<PyObject> {
+    let list: Vec<serde_json::Value> = dgram::cc::schemes()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name,
+                "description": s.description,
+                "source": s.source,
+                "transport": "dgram",
+                "params": params_json(s.params),
+            })
+        })
+        .collect();
+    json_to_py(py, list)
 }
 
 /// The results tables' declared columns (netmodel::records::schema), in order:
@@ -222,6 +248,7 @@ fn tcp_defaults(py: Python<'_>) -> PyResult<PyObject> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(dgram_schemes, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_defaults, m)?)?;
     pycc::register(m)?;

@@ -92,6 +92,9 @@ pub enum Wire<'a> {
     Data(&'a DataSeg),
     Ack(&'a AckSeg),
     Udp,
+    /// A datagram from the flow's receiver to its sender (the datagram transport's
+    /// acknowledgements).
+    UdpReply,
 }
 
 /// Per connection: the header fields that stay the same for its lifetime.
@@ -329,6 +332,10 @@ impl Capture {
             Wire::Udp => {
                 let payload = size.saturating_sub(28);
                 synth::udp(&mut self.buf, c.src, c.dst, s.ip_id, ecn, c.sport, c.dport, payload)
+            }
+            Wire::UdpReply => {
+                let payload = size.saturating_sub(28);
+                synth::udp(&mut self.buf, c.dst, c.src, s.ip_id, ecn, c.dport, c.sport, payload)
             }
         };
         debug_assert_eq!(total, size, "synthesised header length differs from the simulator's size model");

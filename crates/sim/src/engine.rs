@@ -31,6 +31,11 @@ use crate::output::{Output, RunStats};
 use netmodel::records::{conns_table, ConnRow, Recorder, NO_RECORD};
 use crate::tcp::{AckSeg, DataSeg, TcpConfig, TcpReceiver, TcpSender};
 use crate::workload::{AppAction, AppModel, Arrivals};
+use netmodel::scenario::Transport;
+
+#[path = "dgram.rs"]
+mod dgram_end;
+use dgram_end::DgramEnd;
 
 #[derive(Clone, Copy)]
 enum Seg {
@@ -38,6 +43,10 @@ enum Seg {
     Ack(AckSeg),
     /// A UDP datagram.
     Udp,
+    /// A datagram-transport data packet: its sequence number (dgram.rs).
+    DgramData(u64),
+    /// A datagram-transport acknowledgement: its index in the connection's table (dgram.rs).
+    DgramAck(u32),
 }
 
 /// IPv4 (20) + UDP (8) header bytes of a datagram.
@@ -137,6 +146,8 @@ enum Endpoint {
     Tcp { sender: TcpSender, receiver: TcpReceiver },
     /// Constant-bit-rate UDP source: datagrams of `size` IP bytes from the app model.
     Udp { next_seq: u64, delivered_payload: u64 },
+    /// The congestion-controlled datagram transport (dgram.rs).
+    Dgram(Box<DgramEnd>),
 }
 
 struct Conn {
@@ -214,7 +225,9 @@ impl Sim {
                     let chunk = if f.scheme == UDP_SCHEME { (exp.mss + crate::tcp::HDR_BYTES) as u64 } else { exp.mss as u64 };
                     AppModel::new(f.app_rate_bps, f.onoff, chunk)
                 });
-                let ep = if f.scheme == UDP_SCHEME {
+                let ep = if f.transport == Transport::Dgram {
+                    Endpoint::Dgram(Box::new(DgramEnd::new(f, exp.seed, exp.mss)?))
+                } else if f.scheme == UDP_SCHEME {
                     Endpoint::Udp { next_seq: 0, delivered_payload: 0 }
                 } else {
                     Self::tcp_endpoint(ext.as_deref(), &tcp, f, exp.seed, f.id, exp.mss, if app.is_some() { None } else { Some(f.bytes) })?
@@ -458,8 +471,12 @@ impl Sim {
             let p = self.pkts.remove(m.id & IDX_MASK);
             let data = match p.seg {
                 Seg::Data(d) => !d.syn,
-                Seg::Udp => true,
+                Seg::Udp | Seg::DgramData(_) => true,
                 Seg::Ack(_) => false,
+                Seg::DgramAck(k) => {
+                    self.dgram_ack_dropped(m.flow, k);
+                    false
+                }
             };
             if data {
                 self.data_in_net -= 1;
@@ -480,8 +497,8 @@ impl Sim {
             let p = self.pkts.items[(m.id & IDX_MASK) as usize];
             let data = match p.seg {
                 Seg::Data(d) => !d.syn,
-                Seg::Udp => true,
-                Seg::Ack(_) => false,
+                Seg::Udp | Seg::DgramData(_) => true,
+                Seg::Ack(_) | Seg::DgramAck(_) => false,
             };
             if data {
                 self.data_in_net -= 1;
@@ -574,6 +591,14 @@ impl Sim {
                     *delivered_payload += (p.size - UDP_HDR_BYTES) as u64;
                 }
             }
+            Seg::DgramData(seq) => {
+                if !recorded {
+                    self.data_in_net -= 1;
+                    self.rec.delivered(now, p.flow, p.size, p.sent_ns, p.rec);
+                }
+                self.on_dgram_data(conn, seq, p.sent_ns, p.size);
+            }
+            Seg::DgramAck(k) => self.on_dgram_ack(conn, k),
         }
     }
 
@@ -634,7 +659,8 @@ impl Sim {
         let wire = match &p.seg {
             Seg::Data(d) => Wire::Data(d),
             Seg::Ack(a) => Wire::Ack(a),
-            Seg::Udp => Wire::Udp,
+            Seg::Udp | Seg::DgramData(_) => Wire::Udp,
+            Seg::DgramAck(_) => Wire::UdpReply,
         };
         cap.record(point, self.now, slot, meta.flow, wire, p.size, p.sent_ns, meta.ecn);
     }
@@ -729,6 +755,9 @@ impl Sim {
     fn on_sender_timer(&mut self, c: u32) {
         let now = self.now;
         let Some(conn) = self.conns[c as usize].as_deref_mut() else { return };
+        if let Endpoint::Dgram(_) = conn.ep {
+            return self.on_dgram_sender_timer(c);
+        }
         let (true, Endpoint::Tcp { sender, .. }) = (conn.active, &mut conn.ep) else { return };
         if sender.next_timer().is_some_and(|t| t <= now) {
             sender.on_timer(now);
@@ -738,6 +767,9 @@ impl Sim {
 
     fn on_receiver_timer(&mut self, c: u32) {
         let now = self.now;
+        if self.dgram_of(c).is_some() {
+            return self.flush_dgram_receiver(c);
+        }
         let Some(receiver) = self.receiver_of(c) else { return };
         if receiver.next_timer().is_some_and(|t| t <= now) {
             receiver.on_timer(now);
@@ -757,8 +789,13 @@ impl Sim {
         let Some(conn) = self.conns[f as usize].as_deref_mut() else { return };
         conn.active = true;
         let has_app = conn.app.is_some();
-        if let Endpoint::Tcp { sender, .. } = &mut conn.ep {
-            sender.open(now);
+        match &mut conn.ep {
+            Endpoint::Tcp { sender, .. } => sender.open(now),
+            Endpoint::Dgram(d) => {
+                d.start(now);
+                return self.flush_dgram_sender(f);
+            }
+            Endpoint::Udp { .. } => {}
         }
         self.flush_sender(f);
         if has_app {
@@ -839,6 +876,9 @@ impl Sim {
         }
         if let Some(c) = self.conns[f as usize].as_deref_mut() {
             c.active = false;
+            if let Endpoint::Dgram(d) = &mut c.ep {
+                d.stop();
+            }
         }
         let tg = self.target(Kind::Sender, f);
         self.sched[tg] = u64::MAX;
@@ -848,6 +888,10 @@ impl Sim {
         let now = self.now;
         for f in 0..self.cfgs.len() {
             let Some(conn) = self.conns[f].as_deref() else { continue };
+            if let Endpoint::Dgram(_) = conn.ep {
+                self.dgram_sample(f as u32);
+                continue;
+            }
             let (true, Endpoint::Tcp { sender, .. }) = (conn.active, &conn.ep) else { continue };
             let s = sender.sample(now);
             self.cc_scratch.clear();
@@ -907,6 +951,7 @@ impl Sim {
                     app[f] = sender.sample(end).bytes_acked;
                 }
                 Some(Endpoint::Udp { delivered_payload, .. }) => app[f] = *delivered_payload,
+                Some(Endpoint::Dgram(d)) => app[f] = d.delivered_bytes(),
                 None => {}
             }
         }

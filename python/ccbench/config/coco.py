@@ -98,6 +98,7 @@ def _coco_group(item: Any, i: int, runtime_s: float, max_delay_us: int, lenient:
                 v, problems = registry.check(v, {}, path + ("scheme",), ())
                 for e in problems:
                     errs.add(e)
+                g.transport = registry.transport.get(v, "tcp")
             g.scheme = v
     v = get["flows"]
     if v is not None:

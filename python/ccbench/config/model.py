@@ -78,6 +78,7 @@ class GroupSpec:
     python: str | None = None        # Python scheme target (config/pyschemes.py)
     kernel_cc: str | None = None     # the kernel CC under a Python controller (--backend emu)
     bpf: dict[str, Any] | None = None  # BPF scheme {path, cc} (config/bpfschemes.py), emu only
+    transport: str = "tcp"           # "dgram": a datagram scheme (docs/datagram.md)
     #: Resolved workload keys copied into each flow: app_rate_bps, onoff, arrivals (workloads.py).
     workload: dict[str, Any] = field(default_factory=dict)
     #: General topology only: src/dst hosts and optional route (topology.Endpoints).

@@ -151,8 +151,31 @@ def _parse_group(item: Any, i: int, duration_ns: int | None, mss: int,
                                             what="a receive window",
                                             default=spec.tcp.get("rwnd_bytes"))
     parse_group_workload(g, spec, mss, errs)
+    if spec.transport == "dgram":
+        _check_dgram_group(g, spec, errs)
     parse_group_endpoints(g, spec, errs)
     return spec
+
+
+#: Group keys a datagram scheme's flows do not take, and why.
+_NOT_DGRAM = {
+    "bytes": "a datagram flow sends until stop: (lost datagrams are not resent, so there is no "
+             "completion)",
+    "app-rate": "the scheme sets the rate (fixed takes rate-mbps)",
+    "onoff": "a datagram flow is one bulk stream; use start:/stop: or several groups",
+    "arrivals": "arrivals are TCP connections",
+    "tcp": "tcp: settings apply to TCP flows only",
+    "rwnd": "rwnd applies to TCP flows only",
+    "ecn": "the datagram transport does not negotiate ECN",
+}
+
+
+def _check_dgram_group(g: dict, spec: GroupSpec, errs: Collector) -> None:
+    """Errors for the keys a datagram scheme's group cannot have (docs/datagram.md)."""
+    for key, why in _NOT_DGRAM.items():
+        if key in g:
+            errs.error(g[key][1], f"{key} does not apply to datagram scheme {spec.scheme}",
+                       f"remove it: {why}", g[key][0])
 
 
 def _group_scheme(g: dict, spec: GroupSpec, path: tuple, registry: Registry | None,
@@ -184,6 +207,7 @@ def _group_scheme(g: dict, spec: GroupSpec, path: tuple, registry: Registry | No
                         for e in perrs:
                             errs.add(e)
                 name = canonical
+                spec.transport = registry.transport.get(name, "tcp")
             spec.scheme = name
         spec.params = params
 

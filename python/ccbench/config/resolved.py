@@ -76,6 +76,7 @@ def flow_entry(i: int, gi: int, g: GroupSpec, where: str, direction: str, src: s
         **({"python": g.python, **_source_identity(g.python)} if g.python else {}),
         **({"kernel_cc": g.kernel_cc} if g.kernel_cc else {}),
         **({"bpf": dict(g.bpf)} if g.bpf else {}),
+        **({"transport": g.transport} if g.transport != "tcp" else {}),
         **g.workload,
     }
 

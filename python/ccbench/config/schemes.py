@@ -1,7 +1,9 @@
 """The congestion-control scheme registry as seen by the config layer.
 
-The authority is the simulator: ``ccbench._core.schemes()`` returns
-``[{"name", "description", "source", "params": [{"name", "default", "doc"}]}]``.
+The authority is the compiled core: ``ccbench._core.schemes()`` returns the TCP schemes
+``[{"name", "description", "source", "params": [{"name", "default", "doc"}]}]`` and
+``ccbench._core.dgram_schemes()`` the datagram transport's, with ``"transport": "dgram"``
+(docs/datagram.md); ``ccbench.api.registry()`` passes both.
 The config layer does not import the compiled module: the caller passes the registry in
 (``schemes=``; ``ccbench.api.load_experiment`` passes the simulator's). Without one, scheme
 names and parameters are not checked here (the backend still refuses unknown ones).
@@ -21,6 +23,8 @@ class Registry:
 
     def __init__(self, schemes: Iterable[Any] | Mapping[str, Any]):
         self.params: dict[str, dict[str, Any]] = {}
+        #: name -> "tcp" or "dgram" (the transport its flows run on)
+        self.transport: dict[str, str] = {}
         if isinstance(schemes, Mapping):
             items: Iterable[Any] = ({"name": k, "params": v or []} for k, v in schemes.items())
         else:
@@ -30,6 +34,7 @@ class Registry:
                 self.params[s] = {}
                 continue
             plist = s.get("params") or []
+            self.transport[s["name"]] = s.get("transport") or "tcp"
             if isinstance(plist, Mapping):
                 self.params[s["name"]] = dict(plist)
             else:

@@ -143,7 +143,7 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed);
+registry!(fixed, aimd_dgram);
 
 /// All registered datagram schemes.
 pub fn schemes() -> impl Iterator<Item = &'static SchemeInfo> {

@@ -12,6 +12,14 @@ pub fn sockaddr(addr: u32, port: u16) -> libc::sockaddr_in {
     sa
 }
 
+/// The error of a failed `send` that must stop a UDP sender, or None for a transient one
+/// (a full queue, an interrupted call, an ICMP port-unreachable of an earlier datagram).
+pub fn udp_send_failure() -> Option<String> {
+    let e = std::io::Error::last_os_error();
+    (!matches!(e.raw_os_error(), Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNREFUSED)))
+        .then(|| format!("send: {e}"))
+}
+
 pub fn set_nonblocking(fd: i32) {
     // SAFETY: fcntl on our own fd.
     unsafe {

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::socket::{set_nonblocking, sockaddr, wait_fd};
+use super::socket::{set_nonblocking, sockaddr, udp_send_failure, wait_fd};
 use super::{die, errno_msg, stop_time, Args, FOREVER};
 use crate::clock::{self, mono_ns};
 
@@ -89,11 +89,8 @@ pub fn udp_client(a: &Args) {
             // SAFETY: sending our buffer on our connected socket.
             let r = unsafe { libc::send(fd, payload.as_ptr() as *const _, payload.len(), 0) };
             if r < 0 {
-                let e = std::io::Error::last_os_error();
                 errors += 1;
-                if !matches!(e.raw_os_error(), Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNREFUSED)) {
-                    error = Some(format!("send: {e}"));
-                }
+                error = error.or(udp_send_failure());
             } else {
                 sent += 1;
             }

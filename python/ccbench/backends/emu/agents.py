@@ -1,7 +1,8 @@
 """Command lines of the flow agents (`ccbench-agent`, crates/emu/src/agent): one receiver per
 flow in the destination's namespace, and one sender — bulk/finite TCP, app-rate and on/off
 TCP, UDP CBR, or Poisson short-flow arrivals — in the source's (docs/emulation.md,
-"Workloads")."""
+"Workloads"); for a datagram scheme both ends are `ccbench-dgram` (crates/emu/src/dgram_io.rs,
+docs/datagram.md)."""
 from __future__ import annotations
 
 import json
@@ -10,10 +11,27 @@ from pathlib import Path
 from ...config.tcpkeys import effective
 from .collect import conns_dir, flow_dir
 from .tcpset import socket_args
-from .common import AGENT_NICE, PORT_BASE
+from .common import AGENT_NICE, PORT_BASE, EmuError, binary
+
+
+def dgram_binary() -> Path:
+    """The ccbench-dgram binary (preflight checked it exists)."""
+    p = binary("dgram")
+    if p is None:
+        raise EmuError("ccbench-dgram not found: run `make build`")
+    return p
+
+
+def _dgram_scheme_args(exp: dict, f: dict) -> list[str]:
+    return ["--scheme", f["scheme"], "--params", json.dumps(f.get("params") or {}),
+            "--seed", str(int(exp.get("seed", 0))), "--flow", str(f["id"])]
 
 
 def receiver_argv(agent: Path, exp: dict, f: dict, t0: int, run_id: str) -> list[str]:
+    if f.get("transport") == "dgram":
+        return [str(dgram_binary()), "receiver", "--port", str(PORT_BASE + f["id"]),
+                *_dgram_scheme_args(exp, f), "--t0", str(t0), "--end", str(exp["duration_ns"]),
+                "--run", run_id, "--nice", str(AGENT_NICE)]
     return ([str(agent), "udp-server" if f["scheme"] == "udp" else "server",
              "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
              "--end", str(exp["duration_ns"]), "--run", run_id, "--nice", str(AGENT_NICE)]
@@ -47,6 +65,12 @@ def sender_argv(agent: Path, exp: dict, f: dict, dst_addr: str, t0: int, run_id:
     tail = ["--run", run_id, "--nice", str(AGENT_NICE)]
     if f.get("stop_ns") is not None:
         tail += ["--stop", str(f["stop_ns"])]
+    if f.get("transport") == "dgram":
+        # the datagram transport: the scheme's flows rows (cc_* columns) like a TCP agent's
+        return [str(dgram_binary()), "sender", *common, *_dgram_scheme_args(exp, f),
+                "--size", str(min(1500, int(exp.get("mss", 1448)) + 52)),
+                "--interval", str(exp["sample_interval_ns"]),
+                "--out", str(flow_dir(work, f["id"])), *tail]
     if f["scheme"] == "udp":
         # constant bit rate of IP bytes, datagrams of mss + 52 IP bytes (1500), as the
         # simulator's UDP sources; no TCP_INFO samples (no flows rows, as in the simulator)

@@ -14,8 +14,8 @@ NS_RE = re.compile(r"^ccb-[0-9a-f]{6}-")
 TUN_NAME = "ccbtun"
 PORT_BASE = 10000
 NET = "10.77"                # every address lives inside our namespaces only
-BIN_ENV = "CCBENCH_EMU_BIN"  # directory holding ccbench-emu and ccbench-agent
-BIN_NAMES = {"engine": "ccbench-emu", "agent": "ccbench-agent"}
+BIN_ENV = "CCBENCH_EMU_BIN"  # directory holding ccbench-emu, ccbench-agent, ccbench-dgram
+BIN_NAMES = {"engine": "ccbench-emu", "agent": "ccbench-agent", "dgram": "ccbench-dgram"}
 REPO = Path(__file__).resolve().parents[4]
 WORK_ROOT = Path(tempfile.gettempdir()) / "ccbench-emu"
 
@@ -27,12 +27,13 @@ class EmuError(RuntimeError):
     pass
 
 
-#: Where a wheel built by `make wheel` carries the two binaries (inside the package).
+#: Where a wheel built by `make wheel` carries the binaries (inside the package).
 PACKAGE_BIN = Path(__file__).resolve().parents[2] / "bin"
 
 
 def binary(name: str) -> Path | None:
-    """Where the engine ("engine") or agent ("agent") binary is: $CCBENCH_EMU_BIN, then the
+    """Where the engine ("engine"), agent ("agent") or datagram ("dgram") binary is:
+    $CCBENCH_EMU_BIN, then the
     repository's target/release (what `make build` produces), then target/debug, then the
     installed package's bin/ (a wheel from `make wheel`), then PATH."""
     exe = BIN_NAMES[name]

@@ -42,6 +42,14 @@ def kernel_ccs() -> tuple[list[str], list[str]]:
     return read(CC_AVAILABLE), read(CC_ALLOWED)
 
 
+def kernel_modules() -> set[str]:
+    """Congestion controls the running kernel offers or can load: the available ones and
+    those with a tcp_NAME module under /lib/modules."""
+    mods = Path("/lib/modules") / os.uname().release / "kernel" / "net" / "ipv4"
+    found = {p.name.split(".")[0][len("tcp_"):] for p in mods.glob("tcp_*.ko*")} if mods.is_dir() else set()
+    return set(kernel_ccs()[0]) | found
+
+
 def _timer_precision(n: int = 200, sleep_s: float = 100e-6) -> dict:
     """Overshoot of a 100 µs sleep (what an engine without spinning would see), µs."""
     over = []
@@ -82,12 +90,15 @@ def checks(schemes: list[str] | None = None, measure: bool = True) -> list[Check
                      "network namespaces and iproute2 present" if netns else
                      "no /proc/self/ns/net or no `ip` command",
                      "install iproute2 and use a kernel with CONFIG_NET_NS"))
-    for name in ("engine", "agent"):
+    for name in ("engine", "agent", "dgram"):
         p = binary(name)
         out.append(Check(f"{name} binary", p is not None,
                          str(p) if p else f"{BIN_NAMES[name]} not found",
-                         "run `make build` (builds target/release/ccbench-emu and ccbench-agent), "
-                         f"or set {BIN_ENV} to the directory holding them"))
+                         "run `make build` (builds target/release/ccbench-emu, ccbench-agent "
+                         "and ccbench-dgram), "
+                         f"or set {BIN_ENV} to the directory holding them",
+                         # only datagram schemes need ccbench-dgram (preflight says so)
+                         required=name != "dgram"))
     avail, allowed = kernel_ccs()
     out.append(Check("congestion controls", bool(avail),
                      f"available: {' '.join(avail) or '-'}; allowed for non-root: {' '.join(allowed) or '-'}",
@@ -165,7 +176,8 @@ def experiment_schemes(experiment: dict) -> list[str]:
     """Kernel congestion controls the experiment needs (not command schemes, not UDP sources)."""
     from .agents import kernel_cc
     return sorted({kernel_cc(f) for f in experiment.get("flows", [])
-                   if not f.get("command") and not f.get("bpf") and f["scheme"] != "udp"})
+                   if not f.get("command") and not f.get("bpf") and f["scheme"] != "udp"
+                   and f.get("transport") != "dgram"})
 
 
 def preflight(experiment: dict) -> list[Check]:
@@ -182,6 +194,12 @@ def preflight(experiment: dict) -> list[Check]:
             continue
         # UDP CBR, app-rate, on/off and arrivals run on the agent (docs/emulation.md, "Workloads")
         if f["scheme"] == "udp":
+            continue
+        if f.get("transport") == "dgram":  # ccbench-dgram, in user space (docs/datagram.md)
+            if binary("dgram") is None:
+                problems.append(f"flow {f['id']} ({f.get('label', '')}) runs the datagram scheme "
+                                f"{f['scheme']!r}: ccbench-dgram not found. Fix: make build "
+                                f"(builds target/release/ccbench-dgram), or set {BIN_ENV}")
             continue
         if f.get("bpf"):
             from .bpf import missing
