@@ -2,7 +2,7 @@
 //! reference point (a paced UDP source that is still acknowledged and recorded), used by the
 //! transport's own tests.
 
-use super::{Control, DgramCc, Lost, Acked, ParamInfo, Params, SchemeInfo};
+use super::{Acked, Control, DgramCc, Lost, ParamInfo, SchemeInfo};
 
 pub struct Fixed {
     rate_bps: f64,
