@@ -105,7 +105,7 @@ class CcEnv(gymnasium.Env):
                                      f"(flows 0..{n - 1})")
                 f = e["flows"][i]
                 if f.get("arrivals") or f["scheme"] == "udp" or f.get("command"):
-                    raise ValueError(f"controlled: flow {i} ({f['label']}) is not a bulk TCP "
+                    raise ValueError(f"controlled: flow id {i} ({f['label']}) is not a bulk TCP "
                                      f"flow (arrivals, udp and command flows cannot be driven)")
         self.controlled = ids
         self.n_controlled = len(ids)

@@ -56,7 +56,7 @@ def accuracy(exp: dict, meta: dict) -> dict:
                            "(docs/bpf-schemes.md, 'Programs the kernel does not run')")
     for a in meta.get("agents", []):
         if a.get("error") or not a.get("connected", True):
-            reasons.append(f"flow {a['flow']}: {a.get('error') or 'did not connect'}")
+            reasons.append(f"flow {a['flow'] + 1}: {a.get('error') or 'did not connect'}")
     return {"accurate": not reasons, "inaccurate_reasons": reasons,
             "thresholds": {"release_p99_ns": p99_lim, "release_p999_ns": p999_lim,
                            "steal_frac": MAX_STEAL_FRAC, "engine_cpu_frac": MAX_ENGINE_CPU_FRAC,
