@@ -17,10 +17,10 @@ from pathlib import Path
 import polars as pl
 
 from ..results import Results, load
-from .metrics import analyze
+from .metrics import LOSS_LABEL, analyze
 
 METRICS = (("avg_tput_mbps", "tput Mbit/s"), ("mean_delay_ms", "mean OWD ms"),
-           ("p95_delay_ms", "p95 OWD ms"), ("loss_pct", "loss %"))
+           ("p95_delay_ms", "p95 OWD ms"), ("loss_pct", LOSS_LABEL))
 
 
 @dataclass

@@ -71,7 +71,7 @@ def _many_cwnd(c: MultiComparison, path: Path) -> Path:
         for (fid,), g in res.flows.sort("flow", "time_ns").group_by("flow", maintain_order=True):
             ax.plot(g["time_ns"].to_numpy() / 1e9, g["cwnd"].to_numpy(),
                     _STYLES[int(fid) % len(_STYLES)], color=colors[i % len(colors)], lw=1,
-                    label=f"{tag}: {labels.get(int(fid), int(fid) + 1)}")
+                    label=f"{tag}: {labels.get(int(fid), f'flow {int(fid) + 1}')}")
     ax.set_xlabel("Time (s)", fontsize=FONT_SIZE)
     ax.set_ylabel("Congestion window (packets)", fontsize=FONT_SIZE)
     ax.set_title("cwnd — colour: run, line style: flow", loc="right", fontsize=FONT_SIZE)

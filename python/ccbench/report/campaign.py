@@ -21,15 +21,17 @@ from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, FactorRange, 
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
+from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_DEFINITION, LOSS_LABEL
 from ..campaign.aggregate import aggregate
 from ..campaign.index import load_index
 from ..campaign.layout import Layout, choose, hue, numeric_axis, ordered
-from .markup import CSS, fmt, verdicts_panel
+from .markup import CSS, fmt, th_title, verdicts_panel
 from .interactive import styles
 
 LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way delay (ms)",
           "median_delay_ms": "median one-way delay (ms)",
-          "p95_delay_ms": "p95 one-way delay (ms)", "loss_pct": "loss (%)",
+          "p95_delay_ms": "p95 one-way delay (ms)", "loss_pct": LOSS_LABEL,
+          "coco_loss_pct": METRIC_LABELS["coco_loss_pct"],
           "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
           "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)"}
 METRICS = ("avg_tput_mbps", "p95_delay_ms", "mean_delay_ms", "loss_pct", "jain",
@@ -266,7 +268,8 @@ def _points_table(root: Path, index: pl.DataFrame, lay, manifest: dict, fails: l
             runs.append(f"<details><summary>repeat {rep} · seed {seed} · {link} · Jain "
                         f"{fmt(rg['jain'][0], '.3f')}</summary><table class='small'><tr>"
                         "<th class='l'>flow</th><th class='l'>scheme</th><th>tput Mbit/s</th>"
-                        "<th>mean OWD ms</th><th>p95 OWD ms</th><th>loss %</th><th>util %</th>"
+                        "<th>mean OWD ms</th><th>p95 OWD ms</th>"
+                        f"<th{th_title(LOSS_DEFINITION)}>{LOSS_LABEL}</th><th>util %</th>"
                         f"</tr>{flows}</table></details>")
         vals = "".join(f"<td>{fmt(first[c], 'g')}</td>" for c in cols)
         bad = f" <span class='bad'>({nf} failed)</span>" if nf else ""

@@ -10,7 +10,8 @@ from pathlib import Path
 import polars as pl
 
 from ..analysis.compare import METRICS
-from .markup import CSS, fmt
+from ..analysis.metrics import DEFINITIONS
+from .markup import CSS, fmt, th_title
 from .interactive import DASHES, add_hover, add_line, styles, thin, time_figure
 
 #: |B − A| / |A| above this is highlighted
@@ -19,7 +20,8 @@ HIGHLIGHT_PCT = 10.0
 
 def _table(c) -> str:
     head = "<tr><th class='l'>curve</th>" + "".join(
-        f"<th>{html.escape(lbl)} A</th><th>{html.escape(lbl)} B</th><th>Δ %</th>" for _, lbl in METRICS) + "</tr>"
+        f"<th{th_title(DEFINITIONS.get(m))}>{html.escape(lbl)} A</th><th{th_title(DEFINITIONS.get(m))}>"
+        f"{html.escape(lbl)} B</th><th>Δ %</th>" for m, lbl in METRICS) + "</tr>"
     rows = []
     for r in c.table.iter_rows(named=True):
         cells = [f"<td class='l'>{html.escape(str(r['curve']))}</td>"]
@@ -63,7 +65,7 @@ def figures(c, interval: float):
             for (fid,), g in s.group_by("flow", maintain_order=True):
                 t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].cast(pl.Float64).to_numpy() * scale)
                 i = int(fid)
-                add_line(f, t, y, f"{tag}: {labels[i] if i < len(labels) else i}",
+                add_line(f, t, y, f"{tag}: {labels[i] if i < len(labels) else f'flow {i + 1}'}",
                       (lst[i % len(lst)][0], dash), 1.2)
         add_hover(f, unit, "{0.000}")
         figs.append(f)
@@ -90,7 +92,8 @@ def render(c, interval: float = 0.5) -> str:
 
 def _many_table(c) -> str:
     head = "<tr><th class='l'>run</th><th class='l'>curve</th>" + "".join(
-        f"<th>{html.escape(lbl)}</th><th>Δ % vs A</th>" for _, lbl in METRICS) + "</tr>"
+        f"<th{th_title(DEFINITIONS.get(m))}>{html.escape(lbl)}</th><th>Δ % vs A</th>"
+        for m, lbl in METRICS) + "</tr>"
     rows = []
     for r in c.table.iter_rows(named=True):
         cells = [f"<td class='l'>{html.escape(r['run'])}</td>",
@@ -136,7 +139,7 @@ def many_figures(c, interval: float):
             for (fid,), g in s.group_by("flow", maintain_order=True):
                 t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].cast(pl.Float64).to_numpy() * scale)
                 i = int(fid)
-                add_line(f, t, y, f"{tag}: {labels[i] if i < len(labels) else i}",
+                add_line(f, t, y, f"{tag}: {labels[i] if i < len(labels) else f'flow {i + 1}'}",
                          (colour, DASHES[i % len(DASHES)]), 1.2)
         add_hover(f, unit, "{0.000}")
         figs.append(f)

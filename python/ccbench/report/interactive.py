@@ -170,7 +170,7 @@ def sender_figures(results, x_range):
         f = time_figure(f"{title} per flow (sender samples)", unit, x_range)
         for (fid,), g in s.group_by("flow", maintain_order=True):
             t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].to_numpy() * scale)
-            add_line(f, t, y, labels.get(int(fid), f"flow {fid}"), st.get(int(fid), ("#000", "solid")),
+            add_line(f, t, y, labels.get(int(fid), f"flow {int(fid) + 1}"), st.get(int(fid), ("#000", "solid")),
                   wd.get(int(fid), 1.2))
         add_hover(f, unit, "{0.000}")
         figs.append(f)
@@ -187,7 +187,8 @@ def queue_figures(results, x_range):
     st = dict(zip(links, styles(len(links))))
     occ = time_figure("queue occupancy per bottleneck link", "packets", x_range)
     dly = time_figure("queueing delay (bytes·8/rate; dashed: measured sojourn)", "ms", x_range)
-    cnt = time_figure("cumulative drops and CE marks per bottleneck link", "packets", x_range)
+    cnt = time_figure("bottleneck drops and CE marks, cumulative, per link (packets this queue "
+                      "dropped; the run's loss % is over every link)", "packets", x_range)
     any_cnt = False
     for (lid,), g in q.group_by("link", maintain_order=True):
         name = f"link {lid}: {g['name'][0]}"
@@ -199,10 +200,10 @@ def queue_figures(results, x_range):
         if g["sojourn_ms"].null_count() < g.height:
             add_line(dly, *thin(t, g["sojourn_ms"].fill_null(float("nan")).to_numpy()),
                   f"{name} sojourn", (color, "dashed"))
-        for col, d in (("drops", "solid"), ("marks", "dashed")):
+        for col, what, d in (("drops", "bottleneck drops", "solid"), ("marks", "CE marks", "dashed")):
             if (g[col].max() or 0) > 0:
                 any_cnt = True
-                add_line(cnt, *thin(t, g[col].to_numpy().astype(float)), f"{name} {col}", (color, d))
+                add_line(cnt, *thin(t, g[col].to_numpy().astype(float)), f"{name} {what}", (color, d))
     for f, u in ((occ, "packets"), (dly, "ms"), (cnt, "packets")):
         add_hover(f, u, "{0.000}")
     return [occ, dly] + ([cnt] if any_cnt else [])
