@@ -75,3 +75,14 @@ def test_comparison_and_campaign_pages_use_the_same_loss_label(res, tmp_path):
     files = api.write_comparison(c, tmp_path / "cmp", plots=True)
     heads = _headers(files[-1].read_text())
     assert (f"{LOSS_LABEL} A", LOSS_DEFINITION) in heads
+
+
+def test_the_pantheon_plot_draws_no_ellipse_for_two_flows():
+    """A 1-σ ellipse of two points has no minor axis: it was drawn as a stray line through
+    them. Two points (or points on a line) get none; three spread points get one."""
+    import numpy as np
+    from ccbench.report.interactive import sigma_ellipse
+    assert sigma_ellipse(np.array([10.0, 20.0]), np.array([5.0, 7.0])) is None
+    assert sigma_ellipse(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0])) is None
+    e = sigma_ellipse(np.array([10.0, 20.0, 14.0]), np.array([5.0, 7.0, 9.0]))
+    assert e is not None and e[2] > 0 and e[3] > 0

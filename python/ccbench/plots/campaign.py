@@ -21,7 +21,7 @@ import polars as pl  # noqa: E402
 
 from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_LABEL  # noqa: E402
 from ..campaign.aggregate import aggregate  # noqa: E402
-from ..campaign.layout import choose, numeric_axis  # noqa: E402
+from ..campaign.layout import choose, metric_by, numeric_axis  # noqa: E402
 from ..campaign.layout import hue as _hue  # noqa: E402
 from ..campaign.index import load_index  # noqa: E402
 
@@ -198,7 +198,9 @@ def plot_campaign(campaign_dir, out_dir=None, *, x: str | None = None,
     for m in metrics:
         if stats.filter((pl.col("metric") == m) & pl.col("mean").is_not_null()).is_empty():
             continue
-        files.append(plot_metric(stats, x, m, out / f"{_safe(m)}-vs-{_safe(x)}.{fmt}", by=by,
+        mby = metric_by(index, m, by)  # a run-level metric: not one identical line per scheme
+        st = stats if mby == by else aggregate(index, by=mby, metrics=[m], level=level)
+        files.append(plot_metric(st, x, m, out / f"{_safe(m)}-vs-{_safe(x)}.{fmt}", by=mby,
                                  facet=facet))
     for m in ("avg_tput_mbps", "p95_delay_ms"):
         if m in metrics and index[m].drop_nulls().len():

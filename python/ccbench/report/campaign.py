@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from bokeh.plotting import figure
 from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_DEFINITION, LOSS_LABEL
 from ..campaign.aggregate import aggregate
 from ..campaign.index import load_index
-from ..campaign.layout import Layout, choose, hue, numeric_axis, ordered
+from ..campaign.layout import Layout, choose, hue, metric_by, numeric_axis, ordered
 from .markup import CSS, fmt, th_title, verdicts_panel
 from .interactive import styles
 
@@ -319,8 +320,13 @@ def figures(index: pl.DataFrame, root: Path | None = None, *, level: float = 0.9
     x_range = _x_range(list(xinfo[0].values()), xinfo[2]) if xinfo else None
     sections = []
     for m in metrics:
-        sections.append(("metric", LABELS.get(m, m),
-                         metric_figures(stats, lay, m, xinfo, x_range, facets)))
+        mby = metric_by(index, m, lay.by)
+        if mby == lay.by:
+            figs = metric_figures(stats, lay, m, xinfo, x_range, facets)
+        else:  # one value per run: one line per run-level group, not one per scheme
+            figs = metric_figures(aggregate(index, by=mby, metrics=[m], level=level),
+                                  replace(lay, by=mby), m, xinfo, x_range, facets)
+        sections.append(("metric", LABELS.get(m, m), figs))
     for m in BOX_METRICS:
         if m in metrics:
             sections.append(("box", f"{LABELS[m]} across repeats",

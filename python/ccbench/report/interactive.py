@@ -234,15 +234,19 @@ def fct_figures(results):
     return [f]
 
 
-def _ellipse(x: np.ndarray, y: np.ndarray):
-    """Centre, axes and angle of the 1-σ covariance ellipse of the points (None if < 2)."""
-    if len(x) < 2:
+def sigma_ellipse(x: np.ndarray, y: np.ndarray):
+    """Centre, axes and angle of the 1-σ covariance ellipse of the points; None for fewer than
+    three points or points on one line (two points always are: their "ellipse" has a zero
+    minor axis and was drawn as a stray line through them)."""
+    if len(x) < 3:
         return None
     cov = np.cov(np.vstack([x, y]))
     if not np.all(np.isfinite(cov)):
         return None
     vals, vecs = np.linalg.eigh(cov)
     vals = np.clip(vals, 0, None)
+    if vals[0] <= 1e-9 * vals[1]:  # collinear: no area to draw
+        return None
     angle = math.atan2(vecs[1, 1], vecs[0, 1])
     return (float(x.mean()), float(y.mean()), 2 * math.sqrt(vals[1]), 2 * math.sqrt(vals[0]), angle)
 
@@ -259,7 +263,8 @@ def pantheon_figure(results, computed=None):
     ps = ps.filter(pl.col("p95_delay_ms").is_not_null() & pl.col("avg_tput_mbps").is_not_null())
     if not ps.height:
         return None
-    f = figure(title="throughput against p95 one-way delay (per flow; ellipse: 1σ per scheme)",
+    f = figure(title="throughput against p95 one-way delay (per flow; ellipse: 1σ per scheme of "
+               "three or more flows)",
                width=WIDTH, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
                x_axis_label="p95 one-way delay (ms, reversed)", y_axis_label="average throughput (Mbit/s)",
                sizing_mode="stretch_width")
@@ -272,8 +277,8 @@ def pantheon_figure(results, computed=None):
         src = ColumnDataSource({"x": g["p95_delay_ms"].to_numpy(), "y": g["avg_tput_mbps"].to_numpy(),
                                 "name": g["curve"].to_list()})
         f.scatter("x", "y", source=src, size=9, color=color, legend_label=s, alpha=0.85)
-        e = _ellipse(g["p95_delay_ms"].to_numpy(), g["avg_tput_mbps"].to_numpy())
-        if e and (e[2] > 0 or e[3] > 0):
+        e = sigma_ellipse(g["p95_delay_ms"].to_numpy(), g["avg_tput_mbps"].to_numpy())
+        if e:
             f.ellipse(x=[e[0]], y=[e[1]], width=[e[2]], height=[e[3]], angle=[e[4]],
                       fill_alpha=0.08, fill_color=color, line_color=color, legend_label=s)
     f.add_tools(HoverTool(tooltips=[("", "@name"), ("p95 delay", "@x{0.00} ms"),
