@@ -86,3 +86,32 @@ def test_the_pantheon_plot_draws_no_ellipse_for_two_flows():
     assert sigma_ellipse(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0])) is None
     e = sigma_ellipse(np.array([10.0, 20.0, 14.0]), np.array([5.0, 7.0, 9.0]))
     assert e is not None and e[2] > 0 and e[3] > 0
+
+
+def test_log_axis_tick_labels_never_overprint(tmp_path):
+    """The bbr-vs-cubic study's buffer axis (0.25 … 8 BDP, dense around 1): matplotlib's own
+    log formatting labelled minor ticks (3×10⁻¹, 4×10⁻¹, …) into each other."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from ccbench.campaign.axes import log_ticks
+    from ccbench.plots.style import log_axis
+    bdp = [0.25, 0.3, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 3, 4, 6, 8]
+    ticks = log_ticks(bdp)
+    assert ticks[0] == 0.25 and ticks[-1] == 8 and len(ticks) <= 8
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for a in axes:
+        a.plot(bdp, [1 + v for v in bdp], marker="o")
+        log_axis(a, "x", bdp)
+    log_axis(axes[2], "y")
+    fig.tight_layout()
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    for a in axes:
+        for axis in (a.xaxis, a.yaxis):
+            boxes = [t.get_window_extent(r) for t in axis.get_ticklabels(which="both")
+                     if t.get_visible() and t.get_text()]
+            for i, b1 in enumerate(boxes):
+                assert not any(b1.overlaps(b2) for b2 in boxes[i + 1:]), \
+                    [t.get_text() for t in axis.get_ticklabels()]
+    plt.close(fig)

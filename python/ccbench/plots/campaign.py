@@ -19,6 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
+from .style import log_axis  # noqa: E402
+
 from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_LABEL  # noqa: E402
 from ..campaign.aggregate import aggregate  # noqa: E402
 from ..campaign.layout import choose, metric_by, numeric_axis  # noqa: E402
@@ -69,10 +71,8 @@ def plot_metric(stats: pl.DataFrame, x: str, metric: str, path, *, by: Sequence[
             err = g["ci_half"].fill_null(0.0).to_numpy().astype(float)
             ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=str(h))
         if numeric and _log_scale(xs_all):
-            ax.set_xscale("log")
+            log_axis(ax, "x", xs_all)
             ax.minorticks_off()
-            ax.set_xticks(sorted(set(xs_all)))
-            ax.set_xticklabels([f"{v:g}" for v in sorted(set(xs_all))])
         if ticks is not None:
             ax.set_xticks(range(len(ticks)))
             ax.set_xticklabels(ticks, rotation=30 if max(map(len, ticks)) > 6 else 0)

@@ -24,6 +24,7 @@ from bokeh.plotting import figure
 
 from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_DEFINITION, LOSS_LABEL
 from ..campaign.aggregate import aggregate
+from ..campaign.axes import log_ticks
 from ..campaign.index import load_index
 from ..campaign.layout import Layout, choose, hue, metric_by, numeric_axis, ordered
 from .markup import CSS, fmt, th_title, verdicts_panel
@@ -87,8 +88,7 @@ def metric_figures(stats: pl.DataFrame, lay, metric: str, xinfo, x_range, facets
                    y_axis_label=LABELS.get(metric, metric), **kw)
         f.toolbar.logo = None
         if xinfo and xinfo[2]:  # log axis: a tick at every swept value
-            ticks = sorted(set(xinfo[0].values()))
-            f.xaxis.ticker = FixedTicker(ticks=ticks)
+            f.xaxis.ticker = FixedTicker(ticks=log_ticks(xinfo[0].values()))
         f.add_layout(Legend(click_policy="hide", label_text_font_size="8pt"), "right")
         y_range = f.y_range
         for h in hues:
