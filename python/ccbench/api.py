@@ -547,6 +547,8 @@ def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
                 lines.append(f"Bottleneck utilisation: {u[0]:.2f} %")
     except Exception:  # the summary table must not hide a finished run
         pass
+    from .analysis.probes import probe_text
+    lines += probe_text(results)
     from .analysis.metrics import LOSS_NOTE
     lines.append(LOSS_NOTE)
     return "\n".join(lines)

@@ -38,6 +38,8 @@ enum Seg {
     Ack(AckSeg),
     /// A UDP datagram.
     Udp,
+    /// A latency probe (`echo`: its way back; probe.rs).
+    Probe { seq: u64, echo: bool },
 }
 
 /// IPv4 (20) + UDP (8) header bytes of a datagram.
@@ -137,6 +139,8 @@ enum Endpoint {
     Tcp { sender: TcpSender, receiver: TcpReceiver },
     /// Constant-bit-rate UDP source: datagrams of `size` IP bytes from the app model.
     Udp { next_seq: u64, delivered_payload: u64 },
+    /// Latency probes (probe.rs).
+    Probe(probe::ProbeEndpoint),
 }
 
 struct Conn {
@@ -216,6 +220,8 @@ impl Sim {
                 });
                 let ep = if f.scheme == UDP_SCHEME {
                     Endpoint::Udp { next_seq: 0, delivered_payload: 0 }
+                } else if let Some(p) = f.probe {
+                    Endpoint::Probe(probe::ProbeEndpoint::new(p))
                 } else {
                     Self::tcp_endpoint(ext.as_deref(), &tcp, f, exp.seed, f.id, exp.mss, if app.is_some() { None } else { Some(f.bytes) })?
                 };
@@ -459,7 +465,7 @@ impl Sim {
             let data = match p.seg {
                 Seg::Data(d) => !d.syn,
                 Seg::Udp => true,
-                Seg::Ack(_) => false,
+                Seg::Ack(_) | Seg::Probe { .. } => false,
             };
             if data {
                 self.data_in_net -= 1;
@@ -481,7 +487,7 @@ impl Sim {
             let data = match p.seg {
                 Seg::Data(d) => !d.syn,
                 Seg::Udp => true,
-                Seg::Ack(_) => false,
+                Seg::Ack(_) | Seg::Probe { .. } => false,
             };
             if data {
                 self.data_in_net -= 1;
@@ -565,6 +571,7 @@ impl Sim {
                     }
                 }
             }
+            Seg::Probe { seq, echo } => self.probe_arrived(conn, seq, echo, p.size),
             Seg::Udp => {
                 if !recorded {
                     self.data_in_net -= 1;
@@ -634,7 +641,7 @@ impl Sim {
         let wire = match &p.seg {
             Seg::Data(d) => Wire::Data(d),
             Seg::Ack(a) => Wire::Ack(a),
-            Seg::Udp => Wire::Udp,
+            Seg::Udp | Seg::Probe { .. } => Wire::Udp,
         };
         cap.record(point, self.now, slot, meta.flow, wire, p.size, p.sent_ns, meta.ecn);
     }
@@ -756,7 +763,7 @@ impl Sim {
         }
         let Some(conn) = self.conns[f as usize].as_deref_mut() else { return };
         conn.active = true;
-        let has_app = conn.app.is_some();
+        let has_app = conn.app.is_some() || matches!(conn.ep, Endpoint::Probe(_));
         if let Endpoint::Tcp { sender, .. } = &mut conn.ep {
             sender.open(now);
         }
@@ -772,6 +779,9 @@ impl Sim {
         let Some(conn) = self.conns[c as usize].as_deref_mut() else { return };
         if !conn.active {
             return;
+        }
+        if matches!(conn.ep, Endpoint::Probe(_)) {
+            return self.probe_tick(c);
         }
         let Some(app) = conn.app.as_mut() else { return };
         let (act, next) = app.step(now);
@@ -907,7 +917,7 @@ impl Sim {
                     app[f] = sender.sample(end).bytes_acked;
                 }
                 Some(Endpoint::Udp { delivered_payload, .. }) => app[f] = *delivered_payload,
-                None => {}
+                Some(Endpoint::Probe(_)) | None => {}
             }
         }
         for l in &self.conn_log {
@@ -917,10 +927,12 @@ impl Sim {
             stats.capture = Some(cap.finish());
         }
         let late = self.rec.late_fates();
+        let probes = self.probes_table();
         let mut tables = self.rec.finish(&start, &completed, &app);
         if self.cfgs.iter().any(|f| f.arrivals.is_some()) {
             tables.push(conns_table(&self.conn_log));
         }
+        tables.extend(probes);
         Output { tables, stats, late }
     }
 
@@ -936,6 +948,9 @@ impl Sim {
         self.rec.held_rows()
     }
 }
+
+#[path = "probe.rs"]
+mod probe;
 
 #[cfg(test)]
 #[path = "workload_tests.rs"]

@@ -58,6 +58,8 @@ def run_rows(results) -> pl.DataFrame:
         fct_by = {r["flow"]: r for r in agg.iter_rows(named=True)}
     rows = []
     for f in sorted(exp["flows"], key=lambda f: f["id"]):
+        if f.get("probe"):  # latency probes are measurement traffic (analysis.probes)
+            continue
         s = summ.get((f["id"],), {})
         link = next((int(l) for l in f.get("path", []) if int(l) in bottlenecks), None)
         fr = fct_by.get(f["id"])

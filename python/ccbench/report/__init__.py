@@ -142,6 +142,7 @@ def _headline(results: Results, computed, interval: float) -> list[str]:
         out.append(table(list(an.summary.iter_rows(named=True)), cols))
         if grouping != "total" and an.overall_jain is not None:
             out.append(f"<p>Jain's index over {grouping.split('-')[1]}s: <b>{an.overall_jain:.4f}</b></p>")
+    out += _probe_table(results)
     try:
         util = analysis.link_utilization(results)
         out.append("<h3>Link utilisation</h3>")
@@ -150,6 +151,23 @@ def _headline(results: Results, computed, interval: float) -> list[str]:
     except Exception as e:  # report what we can; never fail the page on one table
         out.append(f"<p class='meta'>link utilisation unavailable: {html.escape(str(e))}</p>")
     return out
+
+
+def _probe_table(results: Results) -> list[str]:
+    """The latency probes' RTT percentiles (docs/metrics.md, "Latency probes")."""
+    from ..analysis.probes import probe_summary
+    ps = probe_summary(results)
+    if not ps.height:
+        return []
+    return ["<h3>Latency probes: RTT under load</h3><p class='meta'>Round trip of each probe "
+            "(sent by the probe flow, echoed by its receiver) beside the load; lost = no echo "
+            "before the end of the run.</p>",
+            table(list(ps.iter_rows(named=True)),
+                  [("label", "probe flow", ""), ("sent", "probes", ""),
+                   ("lost_pct", "lost %", ".1f", "probes whose echo never came back"),
+                   ("min_rtt_ms", "min RTT ms", ".2f"), ("median_rtt_ms", "median RTT ms", ".2f"),
+                   ("mean_rtt_ms", "mean RTT ms", ".2f"), ("p90_rtt_ms", "p90 RTT ms", ".2f"),
+                   ("p99_rtt_ms", "p99 RTT ms", ".2f"), ("max_rtt_ms", "max RTT ms", ".2f")])]
 
 
 def _workload_tables(results: Results, computed) -> list[str]:

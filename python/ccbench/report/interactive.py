@@ -351,6 +351,24 @@ def network_figure(exp: dict):
     return f
 
 
+def probe_figure(results, x_range):
+    """RTT under load: each latency probe's round trip at the time it left (Flent's ping
+    plot), one line per probe flow; None without probes."""
+    from ..analysis.probes import probe_series
+    s = probe_series(results)
+    if not s.height:
+        return None
+    f = time_figure("RTT under load: latency probes (each probe's round trip at its departure)",
+                    "ms", x_range)
+    labels = list(dict.fromkeys(s["label"].to_list()))
+    for lab, (color, dash) in zip(labels, styles(len(labels))):
+        g = s.filter(pl.col("label") == lab)
+        t, y = thin(g["t_s"].to_numpy(), g["rtt_ms"].to_numpy())
+        add_line(f, t, y, lab, (color, dash), 1.2)
+    add_hover(f, "ms", "{0.00}")
+    return f
+
+
 def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "per-direction",
                                                      "total"), computed=None):
     """(section title, [figures]) for the whole run; time axes are linked across figures."""
@@ -366,6 +384,9 @@ def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "
     pd = packet_delay_figure(results, x)
     if pd is not None:
         sections.append(("Per-packet delay", [pd]))
+    pr = probe_figure(results, x)
+    if pr is not None:
+        sections.append(("RTT under load", [pr]))
     p = pantheon_figure(results, computed)
     if p is not None:
         sections.append(("Throughput against delay", [p]))
