@@ -88,3 +88,20 @@ def test_bad_probe_groups_name_the_field(group, words):
     with pytest.raises(ConfigError, match=words):
         config.resolve({"duration": 2, "central": {"rate": "10Mbit", "delay": "10ms"},
                         "flows": [group]})
+
+
+def test_the_kernel_backend_runs_probes_as_an_echo_pair_of_the_agent(tmp_path):
+    """Command lines only (the kernel run itself: tests/test_emu_probes.py, root)."""
+    from pathlib import Path
+    from ccbench.backends.emu import agents
+    from ccbench.backends.emu.doctor import experiment_schemes
+    exp = experiment([{"scheme": "probe", "interval": "20ms", "size": 100, "stop": 1.5},
+                      {"scheme": "cubic"}], duration=2)
+    f = exp["flows"][0]
+    assert agents.receiver_argv(Path("agent"), exp, f, 0, "r")[1] == "probe-server"
+    argv = agents.sender_argv(Path("agent"), exp, f, "10.0.0.2", 0, "r", tmp_path)
+    assert argv[1] == "probe-client"
+    got = dict(zip(argv[2::2], argv[3::2]))
+    assert (got["--interval"], got["--size"], got["--stop"]) == ("20000000", "100", "1500000000")
+    assert got["--out"].endswith("probes0")
+    assert experiment_schemes(exp) == ["cubic"]  # a probe needs no kernel congestion control

@@ -162,10 +162,11 @@ def leftover_checks() -> list[Check]:
 
 
 def experiment_schemes(experiment: dict) -> list[str]:
-    """Kernel congestion controls the experiment needs (not command schemes, not UDP sources)."""
+    """Kernel congestion controls the experiment needs (not command schemes, not UDP sources
+    or latency probes)."""
     from .agents import kernel_cc
     return sorted({kernel_cc(f) for f in experiment.get("flows", [])
-                   if not f.get("command") and not f.get("bpf") and f["scheme"] != "udp"})
+                   if not f.get("command") and not f.get("bpf") and f["scheme"] not in ("udp", "probe")})
 
 
 def preflight(experiment: dict) -> list[Check]:
@@ -180,8 +181,9 @@ def preflight(experiment: dict) -> list[Check]:
     for f in experiment.get("flows", []):
         if f.get("command"):
             continue
-        # UDP CBR, app-rate, on/off and arrivals run on the agent (docs/emulation.md, "Workloads")
-        if f["scheme"] == "udp":
+        # UDP CBR, probes, app-rate, on/off and arrivals run on the agent (docs/emulation.md,
+        # "Workloads")
+        if f["scheme"] in ("udp", "probe"):
             continue
         if f.get("bpf"):
             from .bpf import missing
