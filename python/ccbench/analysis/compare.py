@@ -44,9 +44,10 @@ class CompareError(ValueError):
 
 
 def _link_text(ln: dict) -> str:
+    """A link's rate, delay and queue (its name apart: the same in every run compared)."""
     rate = ln.get("rate_bps")
     q = ln.get("queue") or {}
-    return (f"{ln.get('name', ln.get('id'))}: {'unlimited' if not rate else f'{rate / 1e6:g} Mbit/s'}"
+    return (f"{'unlimited' if not rate else f'{rate / 1e6:g} Mbit/s'}"
             f", {ln.get('delay_ns', 0) / 1e6:g} ms, queue {q.get('packets', q.get('bytes', '?'))}")
 
 
@@ -78,7 +79,7 @@ def differences_among(runs: list[Results]) -> tuple[list[str], list[str]]:
         for i in range(len(names[0])):
             d = _vs([_link_text(e["links"][i]) for e in exps])
             if d:
-                soft.append(f"link {d}")
+                soft.append(f"link {names[0][i]}: {d}")
     for what, vals in (("backend", [r.meta.get("backend") for r in runs]),
                        ("seed", [e.get("seed") for e in exps])):
         d = _vs(vals)

@@ -34,30 +34,29 @@ def _table(c) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def figures(c, interval: float):
+def _overlays(runs, intervals, labels, interval: float, style, how: str):
+    """Per-interval throughput and delay per curve, then cwnd and smoothed RTT per flow, of
+    each run (``runs``: [(tag, Results)], ``intervals``: their per-interval tables);
+    ``style(run index, curve or flow index)`` -> (colour, dash); ``how`` says which is which."""
     from .bk import Range1d
-    dur = max(c.a.experiment["duration_ns"], c.b.experiment["duration_ns"]) / 1e9
+    dur = max(r.experiment["duration_ns"] for _, r in runs) / 1e9
     x = Range1d(0, dur, bounds=(0, dur))
-    curves = list(dict.fromkeys(c.a_intervals["curve"].to_list() + c.b_intervals["curve"].to_list()))
-    st = dict(zip(curves, styles(len(curves))))
+    curves = list(dict.fromkeys(c for df in intervals for c in df["curve"].to_list()))
     figs = []
     for col, unit, title in (("rate_mbps", "Mbit/s", "throughput"), ("delay_ms", "ms", "mean one-way delay")):
-        f = time_figure(f"{title} per {interval:g} s interval per flow (A {c.name_a} solid, B {c.name_b} dashed)",
-                 unit, x)
-        for cur in curves:
-            for tag, df, dash in (("A", c.a_intervals, "solid"), ("B", c.b_intervals, "dashed")):
+        f = time_figure(f"{title} per {interval:g} s interval per flow ({how})", unit, x)
+        for k, ((tag, _), df) in enumerate(zip(runs, intervals)):
+            for ci, cur in enumerate(curves):
                 g = df.filter((pl.col("curve") == cur) & pl.col(col).is_not_null()).sort("t_s")
                 if g.height:
                     add_line(f, g["t_s"].to_numpy() + interval / 2, g[col].to_numpy(), f"{tag}: {cur}",
-                          (st[cur][0], dash))
+                             style(k, ci))
         add_hover(f, unit, "{0.00}")
         figs.append(f)
     for col, scale, unit, title in (("cwnd", 1.0, "packets", "congestion window"),
                                     ("srtt_us", 1e-3, "ms", "smoothed RTT")):
-        f = time_figure(f"{title} per flow (A solid, B dashed)", unit, x)
-        labels = [fl["label"] for fl in c.a.experiment["flows"]]
-        lst = styles(len(labels))
-        for tag, res, dash in (("A", c.a, "solid"), ("B", c.b, "dashed")):
+        f = time_figure(f"{title} per flow ({how})", unit, x)
+        for k, (tag, res) in enumerate(runs):
             fl = res.flows
             if fl is None or col not in fl.columns:
                 continue
@@ -66,10 +65,20 @@ def figures(c, interval: float):
                 t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].cast(pl.Float64).to_numpy() * scale)
                 i = int(fid)
                 add_line(f, t, y, f"{tag}: {labels[i] if i < len(labels) else f'flow {i + 1}'}",
-                      (lst[i % len(lst)][0], dash), 1.2)
+                         style(k, i), 1.2)
         add_hover(f, unit, "{0.000}")
         figs.append(f)
     return figs
+
+
+def figures(c, interval: float):
+    """A/B overlays: one colour per curve, A solid, B dashed."""
+    curves = list(dict.fromkeys(c.a_intervals["curve"].to_list() + c.b_intervals["curve"].to_list()))
+    colours = [col for col, _ in styles(max(len(curves), len(c.a.experiment["flows"])))]
+    return _overlays([("A", c.a), ("B", c.b)], [c.a_intervals, c.b_intervals],
+                     [fl["label"] for fl in c.a.experiment["flows"]], interval,
+                     lambda k, i: (colours[i % len(colours)], ("solid", "dashed")[k]),
+                     f"A {c.name_a} solid, B {c.name_b} dashed")
 
 
 def render(c, interval: float = 0.5) -> str:
@@ -110,40 +119,10 @@ def _many_table(c) -> str:
 
 def many_figures(c, interval: float):
     """Overlays of every run: one colour per run, one dash per flow (the legend names both)."""
-    from .bk import Range1d
-    dur = max(r.experiment["duration_ns"] for r in c.runs) / 1e9
-    x = Range1d(0, dur, bounds=(0, dur))
     colours = [col for col, _ in styles(len(c.runs))]
-    labels = [fl["label"] for fl in c.runs[0].experiment["flows"]]
-    figs = []
-    for col, unit, title in (("rate_mbps", "Mbit/s", "throughput"),
-                             ("delay_ms", "ms", "mean one-way delay")):
-        f = time_figure(f"{title} per {interval:g} s interval per flow (colour: run, dash: flow)",
-                        unit, x)
-        for tag, colour, df in zip(c.tags, colours, c.intervals):
-            for k, cur in enumerate(dict.fromkeys(df["curve"].to_list())):
-                g = df.filter((pl.col("curve") == cur) & pl.col(col).is_not_null()).sort("t_s")
-                if g.height:
-                    add_line(f, g["t_s"].to_numpy() + interval / 2, g[col].to_numpy(),
-                             f"{tag}: {cur}", (colour, DASHES[k % len(DASHES)]))
-        add_hover(f, unit, "{0.00}")
-        figs.append(f)
-    for col, scale, unit, title in (("cwnd", 1.0, "packets", "congestion window"),
-                                    ("srtt_us", 1e-3, "ms", "smoothed RTT")):
-        f = time_figure(f"{title} per flow (colour: run, dash: flow)", unit, x)
-        for tag, colour, res in zip(c.tags, colours, c.runs):
-            fl = res.flows
-            if fl is None or col not in fl.columns:
-                continue
-            s = fl.filter(pl.col(col) > 0).sort("flow", "time_ns")
-            for (fid,), g in s.group_by("flow", maintain_order=True):
-                t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].cast(pl.Float64).to_numpy() * scale)
-                i = int(fid)
-                add_line(f, t, y, f"{tag}: {labels[i] if i < len(labels) else f'flow {i + 1}'}",
-                         (colour, DASHES[i % len(DASHES)]), 1.2)
-        add_hover(f, unit, "{0.000}")
-        figs.append(f)
-    return figs
+    return _overlays(list(zip(c.tags, c.runs)), c.intervals,
+                     [fl["label"] for fl in c.runs[0].experiment["flows"]], interval,
+                     lambda k, i: (colours[k], DASHES[i % len(DASHES)]), "colour: run, dash: flow")
 
 
 def render_many(c, interval: float = 0.5) -> str:

@@ -7,37 +7,18 @@
 //! slack: a probe leaves on time, an echo is read as it arrives). Flent's UDP ping does the
 //! same from user space (Høiland-Jørgensen et al., "Flent", VALUETOOLS 2017, §3).
 
-use std::io::Write;
-
 use netmodel::records::{probes_table, ProbeLog};
 
-use super::socket::{set_nonblocking, sockaddr, wait_fd};
+use super::socket::{set_nonblocking, sockaddr, udp_listen, udp_socket, wait_fd};
 use super::{die, errno_msg, stop_time, write_out, Args, FOREVER};
 use crate::clock::{self, mono_ns};
-
-fn udp_socket() -> i32 {
-    // SAFETY: plain socket call.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
-    if fd < 0 {
-        die(1, &errno_msg("socket"));
-    }
-    fd
-}
 
 /// `probe-server --port P [--t0 T0] [--end E]`: echo every datagram until `end`.
 pub fn probe_server(a: &Args) {
     let port = a.u64("port", None) as u16;
     let t0 = a.u64("t0", Some(mono_ns()));
     let end = t0 + a.u64("end", Some(FOREVER));
-    let fd = udp_socket();
-    let sa = sockaddr(0, port);
-    // SAFETY: binding our socket to a valid address.
-    if unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } != 0 {
-        die(1, &errno_msg("bind"));
-    }
-    set_nonblocking(fd);
-    println!("listening");
-    std::io::stdout().flush().ok();
+    let fd = udp_listen(port, None);
     let mut buf = vec![0u8; 65536];
     let mut echoed = 0u64;
     while mono_ns() < end {
