@@ -105,3 +105,18 @@ def test_the_kernel_backend_runs_probes_as_an_echo_pair_of_the_agent(tmp_path):
     assert (got["--interval"], got["--size"], got["--stop"]) == ("20000000", "100", "1500000000")
     assert got["--out"].endswith("probes0")
     assert experiment_schemes(exp) == ["cubic"]  # a probe needs no kernel congestion control
+
+
+def test_a_many_run_comparison_overlays_and_lists_the_probes(tmp_path):
+    """Flent's question across runs: the RTT under load of each queue size."""
+    runs = [run(tmp_path, experiment([{"scheme": "probe", "interval": "50ms"},
+                                      {"scheme": "cubic", "start": 0.5}],
+                                     duration=4, rate="20Mbit", queue=q, packets=False), q)
+            for q in ("0.5bdp", "2bdp", "4bdp")]
+    c = api.compare_runs(runs)
+    lines = [x for x in api.comparison_text(c).splitlines() if "RTT median" in x]
+    assert [x[0] for x in lines] == ["A", "B", "C"]
+    medians = [float(x.split("RTT median ")[1].split(" ms")[0]) for x in lines]
+    assert medians == sorted(medians) and medians[-1] > 2 * medians[0]  # deeper queue, more RTT
+    page = api.write_comparison(c, tmp_path / "cmp")[-1].read_text()
+    assert "RTT under load: latency probes" in page and '"C: Flow 1: probe ->"' in page

@@ -252,6 +252,7 @@ def text_many(c: MultiComparison) -> str:
             f"  {f(r[m]):>12} {f(r[m + '_vs_a_pct'], '+.1f'):>8}" for m, _ in METRICS))
     lines.append("Jain's index over flows: " + "  ".join(
         f"{t} {f(j, '.4f')}" for t, j in zip(c.tags, c.jain)))
+    lines += probe_lines(list(zip(c.tags, c.runs)))
     return "\n".join(lines)
 
 
@@ -277,7 +278,20 @@ def text(c: Comparison) -> str:
         lines.append(line)
     ja, jb = c.jain
     lines.append(f"Jain's index over flows: A {f(ja, '.4f')}  B {f(jb, '.4f')}")
+    lines += probe_lines([("A", c.a), ("B", c.b)])
     return "\n".join(lines)
+
+
+def probe_lines(runs) -> list[str]:
+    """Each run's latency probes (``[(tag, Results)]``): median and p99 RTT per probe flow."""
+    from .probes import probe_summary
+    out = []
+    for tag, res in runs:
+        for r in probe_summary(res).iter_rows(named=True):
+            if r["answered"]:
+                out.append(f"{tag} {r['label']}: RTT median {r['median_rtt_ms']:.2f} ms, p99 "
+                           f"{r['p99_rtt_ms']:.2f} ms ({r['answered']}/{r['sent']} answered)")
+    return out
 
 
 def write_table(c: Comparison | MultiComparison, out_dir: str | Path) -> list[Path]:

@@ -68,7 +68,22 @@ def _overlays(runs, intervals, labels, interval: float, style, how: str):
                          style(k, i), 1.2)
         add_hover(f, unit, "{0.000}")
         figs.append(f)
-    return figs
+    return figs + _probe_overlay(runs, x, style, how)
+
+
+def _probe_overlay(runs, x, style, how: str) -> list:
+    """The latency probes' RTT of each run (runs with probe flows only)."""
+    from ..analysis.probes import probe_series
+    series = [(k, tag, probe_series(res)) for k, (tag, res) in enumerate(runs)]
+    if not any(s.height for _, _, s in series):
+        return []
+    f = time_figure(f"RTT under load: latency probes ({how})", "ms", x)
+    for k, tag, s in series:
+        for (fid, lab), g in s.group_by("flow", "label", maintain_order=True):
+            add_line(f, *thin(g["t_s"].to_numpy(), g["rtt_ms"].to_numpy()), f"{tag}: {lab}",
+                     style(k, int(fid)), 1.2)
+    add_hover(f, "ms", "{0.00}")
+    return [f]
 
 
 def figures(c, interval: float):
