@@ -120,3 +120,17 @@ def test_a_many_run_comparison_overlays_and_lists_the_probes(tmp_path):
     assert medians == sorted(medians) and medians[-1] > 2 * medians[0]  # deeper queue, more RTT
     page = api.write_comparison(c, tmp_path / "cmp")[-1].read_text()
     assert "RTT under load: latency probes" in page and '"C: Flow 1: probe ->"' in page
+
+
+@pytest.mark.skipif(__import__("shutil").which("tshark") is None, reason="needs tshark")
+def test_a_capture_shows_each_echo_going_back(tmp_path):
+    import subprocess
+    res = run(tmp_path, experiment([{"scheme": "probe", "interval": "100ms"}], duration=1),
+              pcap=0)
+    out = subprocess.run(["tshark", "-r", str(res.path / "pcap" / "a1.pcapng"), "-T", "fields",
+                          "-e", "ip.src", "-e", "udp.srcport"], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    rows = [x.split("\t") for x in out if x]
+    assert len(rows) == 20  # 10 probes out, 10 echoes back, at the sending host
+    assert rows[0] == [rows[2][0], rows[2][1]] and rows[1][0] != rows[0][0]
+    assert rows[1][1] == "10000"  # the echo comes from the probe's destination port

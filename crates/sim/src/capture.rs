@@ -92,6 +92,8 @@ pub enum Wire<'a> {
     Data(&'a DataSeg),
     Ack(&'a AckSeg),
     Udp,
+    /// A datagram from the receiving host back to the sender (a latency probe's echo).
+    UdpBack,
 }
 
 /// Per connection: the header fields that stay the same for its lifetime.
@@ -329,6 +331,10 @@ impl Capture {
             Wire::Udp => {
                 let payload = size.saturating_sub(28);
                 synth::udp(&mut self.buf, c.src, c.dst, s.ip_id, ecn, c.sport, c.dport, payload)
+            }
+            Wire::UdpBack => {
+                let payload = size.saturating_sub(28);
+                synth::udp(&mut self.buf, c.dst, c.src, s.ip_id, ecn, c.dport, c.sport, payload)
             }
         };
         debug_assert_eq!(total, size, "synthesised header length differs from the simulator's size model");

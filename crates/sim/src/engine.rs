@@ -641,6 +641,7 @@ impl Sim {
         let wire = match &p.seg {
             Seg::Data(d) => Wire::Data(d),
             Seg::Ack(a) => Wire::Ack(a),
+            Seg::Probe { echo: true, .. } => Wire::UdpBack,
             Seg::Udp | Seg::Probe { .. } => Wire::Udp,
         };
         cap.record(point, self.now, slot, meta.flow, wire, p.size, p.sent_ns, meta.ecn);
