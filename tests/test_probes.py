@@ -134,3 +134,21 @@ def test_a_capture_shows_each_echo_going_back(tmp_path):
     assert len(rows) == 20  # 10 probes out, 10 echoes back, at the sending host
     assert rows[0] == [rows[2][0], rows[2][1]] and rows[1][0] != rows[0][0]
     assert rows[1][1] == "10000"  # the echo comes from the probe's destination port
+
+
+def test_a_campaign_indexes_the_rtt_under_load_and_checks_it(tmp_path):
+    from simhelp import write_campaign
+    from ccbench import cli
+    from ccbench.campaign import load_index
+    doc = {"duration": 3, "seed": 1, "central": {"rate": "20Mbit", "delay": "10ms"},
+           "flows": [{"scheme": "probe", "interval": "50ms"}, {"scheme": "cubic"}],
+           "sweep": {"axes": {"central.queue": ["0.5bdp", "4bdp"]}},
+           "expect": [{"metric": "rtt-under-load", "monotone": "increasing",
+                       "in": "central.queue"}]}
+    f = write_campaign(tmp_path, doc)
+    assert cli.main(["sweep", str(f), "-o", str(tmp_path / "c"), "-j", "1", "--quiet"]) == 0
+    idx = load_index(tmp_path / "c").sort("point")
+    assert idx["flow_label"].to_list() == ["Flow 2: cubic ->"] * 2  # no row for the probes
+    med = idx["probe_median_rtt_ms"].to_list()
+    assert med[1] > 2 * med[0] and (idx["probe_p99_rtt_ms"] >= idx["probe_median_rtt_ms"]).all()
+    assert "RTT under load, median of the probes" in (tmp_path / "c" / "report.html").read_text()

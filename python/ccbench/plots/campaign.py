@@ -32,8 +32,11 @@ LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way
           "p95_delay_ms": "95th percentile one-way delay (ms)", "loss_pct": LOSS_LABEL,
           "coco_loss_pct": METRIC_LABELS["coco_loss_pct"],
           "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
-          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)"}
-DEFAULT_METRICS = ("avg_tput_mbps", "p95_delay_ms", "loss_pct", "jain", "utilization_pct")
+          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)",
+          "probe_median_rtt_ms": "RTT under load, median of the probes (ms)",
+          "probe_p99_rtt_ms": "RTT under load, p99 of the probes (ms)"}
+DEFAULT_METRICS = ("avg_tput_mbps", "p95_delay_ms", "loss_pct", "jain", "utilization_pct",
+                   "probe_median_rtt_ms")
 def _x(df: pl.DataFrame, col: str):
     """(x positions, tick labels, numeric?, unit) for the values of ``col`` in ``df``."""
     vals = df[col].to_list()

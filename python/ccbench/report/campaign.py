@@ -35,9 +35,11 @@ LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way
           "p95_delay_ms": "p95 one-way delay (ms)", "loss_pct": LOSS_LABEL,
           "coco_loss_pct": METRIC_LABELS["coco_loss_pct"],
           "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
-          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)"}
+          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)",
+          "probe_median_rtt_ms": "RTT under load, median of the probes (ms)",
+          "probe_p99_rtt_ms": "RTT under load, p99 of the probes (ms)"}
 METRICS = ("avg_tput_mbps", "p95_delay_ms", "mean_delay_ms", "loss_pct", "jain",
-           "utilization_pct", "fct_mean_ms")
+           "utilization_pct", "fct_mean_ms", "probe_median_rtt_ms")
 BOX_METRICS = ("avg_tput_mbps", "p95_delay_ms")
 HEAT_METRICS = ("avg_tput_mbps", "p95_delay_ms")
 WIDTH, HEIGHT = 560, 340
