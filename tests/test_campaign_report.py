@@ -249,3 +249,21 @@ def test_report_lists_failures_and_points_without_runs(swept, tmp_path):
     html = write_campaign_report(d).read_text()
     assert "RuntimeError: boom &lt;b&gt;" in html and "central.queue=9bdp" in html
     assert "no finished run" in html and "1 failed" in html
+
+
+def test_run_level_metrics_are_drawn_once_per_run_not_once_per_scheme(swept):
+    """Jain's index is one number per run: grouping it by scheme drew the same line twice
+    (bbr's under cubic's); per-flow metrics keep one line per scheme."""
+    from ccbench.campaign.layout import metric_by
+    from ccbench.report.campaign import figures
+    _, _, out, _ = swept
+    idx = load_index(out)
+    assert metric_by(idx, "jain", ["scheme"]) == []
+    assert metric_by(idx, "avg_tput_mbps", ["scheme"]) == ["scheme"]
+    lay, sections = figures(idx, out)
+    by_title = {title: figs for kind, title, figs in sections if kind == "metric"}
+
+    def lines(fig):
+        return [r for r in fig.renderers if type(r.glyph).__name__ == "Line"]
+    assert len(lines(by_title["Jain's index over the run's flows"][0])) == 1
+    assert len(lines(by_title["throughput (Mbit/s)"][0])) == 2

@@ -376,3 +376,31 @@ def test_dask_workers_of_another_version_are_refused(monkeypatch):
         monkeypatch.setattr(executors, "worker_versions", lambda: {**real(), "ccbench": "9.9"})
         with pytest.raises(CampaignError, match="run another ccbench"):
             executors.DaskExecutor(cluster.scheduler_address)
+
+
+def test_the_dask_dashboard_names_the_runs_of_each_task(tmp_path):
+    """Tasks showed as ``execute_batch``; now as the runs they hold (the key's prefix, which
+    the dashboard's task stream and progress bars display)."""
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import Client, LocalCluster, get_task_stream
+    from dask.utils import key_split
+    from ccbench.campaign.executors import DaskExecutor, batch_name, dask_key
+    from simhelp import experiment
+    assert key_split(dask_key([{"key": "ab12", "name": "cubic-2, queue=0.5bdp r0"}])) \
+        == "ccbench cubic\u20102, queue=0.5bdp r0"
+    assert batch_name([{"key": "a", "name": "x r0"}, {"key": "b", "name": "x r1"},
+                       {"key": "c", "name": "y r0"}]) == "ccbench x r0 … y r0 (3 runs)"
+    exp = experiment([{"scheme": "reno"}], duration=0.5, packets=False)
+    tasks = [{"key": f"k{i}", "name": f"point {i} r0", "experiment": exp, "backend": "sim",
+              "out": None} for i in range(2)]
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cl, \
+            Client(cl) as client:
+        ex = DaskExecutor(client, jobs=1)
+        with get_task_stream(client) as ts:
+            outs = list(ex.map(tasks))
+        ex.close()
+    assert sorted(o["key"] for o in outs) == ["k0", "k1"] and all(o["ok"] for o in outs)
+    names = {key_split(t["key"]) for t in ts.data}
+    assert names & {"ccbench point 0 r0", "ccbench point 1 r0",
+                    "ccbench point 0 r0 … point 1 r0 (2 runs)"}, names
+    assert "execute_batch" not in names

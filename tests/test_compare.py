@@ -92,3 +92,41 @@ def test_flows_with_different_labels_pair_by_position_and_route(tmp_path):
                                     packets=False), "back")
     with pytest.raises(ValueError, match="different flows"):
         compare(a, back)
+
+
+def test_four_runs_compare_in_one_report(two, tmp_path):
+    deep, shallow = two
+    mid = [run(tmp_path, experiment([{"scheme": "cubic", "flows": 2, "direction": "->"}],
+                                    duration=4, queue=q, packets=False), f"q{q}")
+           for q in (200, 50)]
+    runs = [deep, mid[0], mid[1], shallow]
+    c = api.compare_runs(runs)
+    assert c.tags == ["A", "B", "C", "D"]
+    # one row per run × curve: two flows and the run's total
+    assert c.table.height == 12
+    assert c.table["run"].to_list() == [t for t in "ABCD" for _ in range(3)]
+    totals = c.table.filter(c.table["curve"].str.starts_with("Total"))
+    delays = totals["mean_delay_ms"].to_list()
+    assert delays == sorted(delays, reverse=True)  # shallower queues, less delay
+    assert totals["mean_delay_ms_vs_a_pct"][0] == pytest.approx(0.0)
+    # the differences name every run's value of what differs
+    assert any("queue 1000 (A)" in d and "queue 200 (B)" in d and "queue 50 (C)" in d
+               and "queue 20 (D)" in d for d in c.differences)
+    out = tmp_path / "four"
+    assert cli.main(["compare", *(str(r.path) for r in runs), "-o", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert "comparison of 4 runs" in page and "D: sim:run" not in page
+    for tag in "ABCD":  # every run drawn in every overlay
+        assert f'"{tag}: Flow 1: cubic ->"' in page
+    assert "Δ% vs A" in (out / "compare.txt").read_text()
+    assert {p.name for p in out.iterdir()} >= {"compare-rate.png", "compare-delay.png",
+                                               "compare-cwnd.png", "compare.csv"}
+    # the same refusal rule: a run of another duration is refused unless allowed
+    short = run(tmp_path, experiment([{"scheme": "cubic", "flows": 2, "direction": "->"}],
+                                     duration=2, queue=1000, packets=False), "short")
+    with pytest.raises(CompareError, match=r"duration: 4 s \(A\) vs 4 s \(B\) vs 2 s \(C\)"):
+        api.compare_runs([deep, shallow, short])
+    assert cli.main(["compare", str(deep.path), str(shallow.path), str(short.path), "-o",
+                     str(tmp_path / "x")]) == 2
+    c = api.compare_runs([deep, shallow, short], allow_different=True)
+    assert c.table.height == 9 and c.differences[0].startswith("duration:")

@@ -82,7 +82,7 @@ def test_an_exception_in_the_controller_stops_the_run_with_its_traceback(tmp_pat
     with pytest.raises(control.ControllerError) as e:
         ccbench.run(_yaml(tmp_path, "Breaks"), tmp_path / "b", backend="emu")
     msg = str(e.value)
-    assert "flow 0" in msg and "Breaks.on_interval" in msg and "ZeroDivisionError" in msg
+    assert "flow 1" in msg and "Breaks.on_interval" in msg and "ZeroDivisionError" in msg
     assert "kernelctl.py" in msg and "t=0.5" in msg
     # nothing of a finished run is left (runs of another session may be going on: live ones
     # are not counted)

@@ -184,7 +184,7 @@ def test_release_limits_and_verdict():
                             ("engine_busy_frac", 0.951, "engine busy"),
                             ("steal_frac", 0.051, "steal"),
                             ("tun_drops", 3, "TUN devices"),
-                            ("agents", [{"flow": 2, "connected": False}], "flow 2: did not connect")):
+                            ("agents", [{"flow": 2, "connected": False}], "flow 3: did not connect")):
         v = acc.accuracy(exp, {**meta, key: bad})
         assert not v["accurate"] and any(words in r for r in v["inaccurate_reasons"]), (key, v)
     v = acc.accuracy(exp, {**meta, "engine": {"counters": {"tun_write_errors": 2, "dead_fds": 1}}})
@@ -278,7 +278,7 @@ def test_groups_sharing_a_namespace_or_a_route_with_other_values_are_refused():
                       "tcp": {"rmem": [4096, 131072, "8MiB"]}}], topology=True)
     (msg,) = tcpset.plan(exp).problems
     assert msg.startswith("tcp.rmem (with tcp.rwnd): ") and "net.ipv4.tcp_rmem in host h3's namespace" in msg
-    assert "flow 0" in msg and "flow 1" in msg and "Fix: give these groups hosts of their own" in msg
+    assert "flow 1" in msg and "flow 2" in msg and "Fix: give these groups hosts of their own" in msg
     with pytest.raises(EmuUnavailable, match="tcp.rmem"):
         preflight(exp)
     # a sender-side setting on two senders is fine, and so is a receiver-side one on two receivers

@@ -69,7 +69,7 @@ def test_a_wrong_expectation_fails_check_with_exit_code_1(ran, tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "1 passed, 1 failed" in r.stdout
     line = next(l for l in r.stdout.splitlines() if l.strip().startswith("FAIL"))
-    assert "throughput (flow 0)" in line and "Mbit/s" in line and ">= 50" in line
+    assert "throughput (flow id 0)" in line and "Mbit/s" in line and ">= 50" in line
     suite = ET.parse(tmp_path / "j.xml").getroot()
     assert suite.get("failures") == "1" and suite.find("testcase/failure") is not None
     # the run's own expectations still pass

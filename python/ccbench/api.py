@@ -10,7 +10,7 @@ Every command of the CLI about one experiment or one run goes through this modul
 through ``ccbench.campaign``, the catalogue through ``ccbench.catalogue``): experiments
 (`load_experiment`, `resolve`, `validate`), runs (`run`, `run_both`), results (`summary_text`,
 `stats_text`, `analyze`, `plot`, `report`, `check`), comparisons (`compare`, `comparison_text`,
-`write_comparison`), the registry (`schemes`) and the emulation host (`doctor`, `clean`).
+`compare_runs`, `write_comparison`), the registry (`schemes`) and the emulation host (`doctor`, `clean`).
 """
 from __future__ import annotations
 
@@ -429,10 +429,20 @@ def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 
     return _compare(a, b, interval=interval, allow_different=allow_different)
 
 
+def compare_runs(runs: list[Results | str | Path], interval: float = 0.5, *,
+                 allow_different: bool = False):
+    """Two or more runs of the same experiment: a `MultiComparison` whose `.table` holds one
+    row per run × curve (flows and the run's total: throughput, delay, loss, and Δ % against
+    the first run), with `.differences` across all runs and `.warnings`; the same refusal rule
+    as `compare`."""
+    from .analysis.compare import compare_many
+    return compare_many(runs, interval=interval, allow_different=allow_different)
+
+
 def comparison_text(c) -> str:
-    """A `Comparison` as the aligned text table of `compare.txt`."""
-    from .analysis.compare import text
-    return text(c)
+    """A `Comparison` or `MultiComparison` as the aligned text table of `compare.txt`."""
+    from .analysis.compare import MultiComparison, text, text_many
+    return text_many(c) if isinstance(c, MultiComparison) else text(c)
 
 
 def write_comparison(c, out_dir: str | Path, *, interval: float = 0.5, fmt: str = "png",
@@ -556,6 +566,10 @@ def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
                 lines.append(f"Bottleneck utilisation: {u[0]:.2f} %")
     except Exception:  # the summary table must not hide a finished run
         pass
+    from .analysis.probes import probe_text
+    lines += probe_text(results)
+    from .analysis.metrics import LOSS_NOTE
+    lines.append(LOSS_NOTE)
     return "\n".join(lines)
 
 

@@ -152,6 +152,8 @@ def _flow_cap_bps(flow: dict, links: dict, exp: dict, pkt: int) -> float:
     if flow.get("scheme") == "udp":
         # a CBR source creates its datagrams whatever the links can carry
         return float(app) if app else cap
+    if flow.get("probe"):  # one probe per interval (and its echo)
+        return 8.0 * flow["probe"]["size"] / (flow["probe"]["interval_ns"] / 1e9)
     if app:
         cap = min(cap, float(app))
     tcp = flow.get("tcp") or exp.get("tcp") or {}
@@ -224,7 +226,7 @@ def _flow_bits(est: Estimate, exp: dict, flows: list, links: dict, pkt: int,
         if f.get("bytes") and not arr:
             bits = min(bits, float(f["bytes"]) * 8)
         sent.append(bits)
-        elastic.append(f.get("scheme") != "udp")
+        elastic.append(f.get("scheme") not in ("udp", "probe"))
         hops = max(hops, len(f.get("path", [])) + len(f.get("rev_path", [])))
     return sent, elastic, hops
 

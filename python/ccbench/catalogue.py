@@ -137,7 +137,7 @@ def measure(res) -> dict:
         "mean_queue_pkts": q["packets"].mean() if q.height else None,
         "mean_delay_ms": tot["mean_delay_ms"],
         "p95_delay_ms": ps["p95_delay_ms"],
-        "loss_pct": ps["loss_pct"],
+        "loss_pct": tot["loss_pct"],
         "retrans_pkts": int(fs["retrans_pkts"].sum()) if fs is not None else 0,
         "mean_cwnd": fl["cwnd"].mean() if fl.height else None,
     }
@@ -309,8 +309,9 @@ def _scenario_md(schemes: list[dict], runs: dict[str, dict]) -> list[str]:
       f"central queue's backlog ÷ link rate over the {SCENARIO['sample-interval']} samples "
       "(`analysis.queue_timeseries`); "
       "**one-way delay** = mean and 95th percentile over delivered packets (propagation "
-      f"{rtt / 2:g} ms + serialisation + queueing); **loss** = 1 − delivered/sent bytes "
-      "(packets still in flight at the end count as not delivered); **mean cwnd** = mean of the "
+      f"{rtt / 2:g} ms + serialisation + queueing); **loss** = bytes dropped on the path / bytes "
+      "sent (ccbench's one loss figure; packets still in flight at the end are not loss); "
+      "**retransmitted** = data segments sent again; **mean cwnd** = mean of the "
       f"{SCENARIO['sample-interval']} cwnd samples. "
       "Definitions: [metrics.md](metrics.md).\n")
     return out
@@ -369,8 +370,8 @@ def _scheme_md(s: dict, r: dict, png_rel: str) -> list[str]:
       f"{_n(m['utilization_pct'], '.1f')} %, mean queueing delay {_n(m['mean_qdelay_ms'])} ms "
       f"(mean queue {_n(m['mean_queue_pkts'], '.1f')} packets), one-way delay mean "
       f"{_n(m['mean_delay_ms'])} ms / p95 {_n(m['p95_delay_ms'])} ms, loss "
-      f"{_n(m['loss_pct'], '.3f')} % (sent but not delivered, including packets still in flight "
-      f"at the end), {m['retrans_pkts']} retransmitted packets, mean cwnd "
+      f"{_n(m['loss_pct'], '.3f')} % (bytes dropped / bytes sent), {m['retrans_pkts']} "
+      f"retransmitted packets, mean cwnd "
       f"{_n(m['mean_cwnd'], '.1f')} packets.\n")
     return out
 

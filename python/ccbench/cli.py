@@ -259,16 +259,24 @@ def cmd_stats(a) -> int:
 
 def cmd_compare(a) -> int:
     from . import api
+    if len(a.dirs) < 2:
+        print("error: compare needs two or more results directories", file=sys.stderr)
+        return 2
     try:
-        c = api.compare(a.dir_a, a.dir_b, interval=a.interval,
-                        allow_different=a.allow_different)
+        if len(a.dirs) == 2:
+            c = api.compare(a.dirs[0], a.dirs[1], interval=a.interval,
+                            allow_different=a.allow_different)
+        else:
+            c = api.compare_runs(a.dirs, interval=a.interval, allow_different=a.allow_different)
     except ValueError as e:  # CompareError, or flows that do not match
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(api.comparison_text(c))
     for w in c.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    out = a.output or str(a.dir_a.rstrip("/")) + "-vs-" + a.dir_b.rstrip("/").split("/")[-1]
+    names = [d.rstrip("/").split("/")[-1] for d in a.dirs[1:]]
+    out = a.output or (a.dirs[0].rstrip("/") + "-vs-"
+                       + ("-".join(names) if len(names) <= 3 else f"{len(names)}-runs"))
     files = api.write_comparison(c, out, interval=a.interval, fmt=a.format)
     print(f"wrote {len(files) - 1} files to {out}; report: {files[-1]}")
     return 0
@@ -679,11 +687,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-i", "--interval", type=float, default=0.5)
     s.set_defaults(fn=cmd_stats)
 
-    cp = sub.add_parser("compare", help="two runs side by side: metrics, differences, overlay plots")
-    cp.add_argument("dir_a")
-    cp.add_argument("dir_b")
+    cp = sub.add_parser("compare", help="two or more runs side by side: metrics, differences, "
+                        "overlay plots")
+    cp.add_argument("dirs", nargs="+", metavar="DIR",
+                    help="results directories (two: A and B in adjacent columns; three or more: "
+                         "one row per run × flow, Δ %% against the first)")
     cp.add_argument("-i", "--interval", type=float, default=0.5)
-    cp.add_argument("-o", "--output", help="output directory (default DIR_A-vs-<DIR_B name>)")
+    cp.add_argument("-o", "--output", help="output directory (default DIR_A-vs-<the other "
+                    "names>, or DIR_A-vs-N-runs beyond four runs)")
     cp.add_argument("--format", default="png", choices=("png", "svg", "pdf"))
     cp.add_argument("--allow-different", action="store_true",
                     help="compare runs of different durations or topologies anyway (the "

@@ -13,6 +13,20 @@ use crate::LinkConfig;
 
 /// The scheme name of a non-TCP constant-bit-rate source.
 pub const UDP_SCHEME: &str = "udp";
+/// The scheme name of a latency probe: ping-like packets at a fixed interval, echoed by the
+/// receiving host (Flent's RRUL pings; docs/experiment-file.md "Latency probes").
+pub const PROBE_SCHEME: &str = "probe";
+/// Smallest probe packet: IPv4 + UDP headers and a 4-byte sequence number.
+pub const PROBE_MIN_SIZE: u32 = 32;
+
+/// A probe flow's packets (`"probe"` of a resolved flow).
+#[derive(Clone, Copy, Debug, Deserialize)]
+pub struct ProbeConfig {
+    /// Time between two probes.
+    pub interval_ns: u64,
+    /// IP bytes of a probe and of its echo.
+    pub size: u32,
+}
 
 /// How a flow's endpoints talk: TCP (and the [`UDP_SCHEME`] constant-bit-rate source), or the
 /// congestion-controlled datagram transport (crates/dgram, docs/datagram.md), whose `scheme`
@@ -110,6 +124,9 @@ pub struct Flow<T = serde::de::IgnoredAny> {
     /// simulator the shared object built from it.
     #[serde(default)]
     pub bpf: Option<BpfProgram>,
+    /// A latency probe ([`PROBE_SCHEME`]): its interval and packet size.
+    #[serde(default)]
+    pub probe: Option<ProbeConfig>,
 }
 
 /// A BPF congestion control of a flow (`"bpf"` of a resolved flow).
@@ -215,6 +232,17 @@ fn check_workload<T>(f: &Flow<T>) -> Result<(), String> {
     if let Some(o) = f.onoff {
         if o.on_ns == 0 {
             return Err("onoff.on_ns is 0".into());
+        }
+    }
+    if (f.scheme == PROBE_SCHEME) != f.probe.is_some() {
+        return Err("a probe flow (scheme \"probe\") and its probe settings go together".into());
+    }
+    if let Some(p) = f.probe {
+        if p.interval_ns == 0 || !(PROBE_MIN_SIZE..=65_535).contains(&p.size) {
+            return Err(format!("probe: interval_ns must be > 0 and size in {PROBE_MIN_SIZE}..=65535"));
+        }
+        if f.bytes.is_some() || f.app_rate_bps.is_some() || f.onoff.is_some() || f.arrivals.is_some() {
+            return Err("a probe flow sends its probes only: no bytes, app_rate_bps, onoff or arrivals".into());
         }
     }
     let udp = f.scheme == UDP_SCHEME;

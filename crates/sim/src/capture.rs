@@ -93,7 +93,7 @@ pub enum Wire<'a> {
     Ack(&'a AckSeg),
     Udp,
     /// A datagram from the flow's receiver to its sender (the datagram transport's
-    /// acknowledgements).
+    /// acknowledgements, a latency probe's echo).
     UdpReply,
 }
 

@@ -47,6 +47,8 @@ enum Seg {
     DgramData(u64),
     /// A datagram-transport acknowledgement: its index in the connection's table (dgram.rs).
     DgramAck(u32),
+    /// A latency probe (`echo`: its way back; probe.rs).
+    Probe { seq: u64, echo: bool },
 }
 
 /// IPv4 (20) + UDP (8) header bytes of a datagram.
@@ -148,6 +150,8 @@ enum Endpoint {
     Udp { next_seq: u64, delivered_payload: u64 },
     /// The congestion-controlled datagram transport (dgram.rs).
     Dgram(Box<DgramEnd>),
+    /// Latency probes (probe.rs).
+    Probe(probe::ProbeEndpoint),
 }
 
 struct Conn {
@@ -229,6 +233,8 @@ impl Sim {
                     Endpoint::Dgram(Box::new(DgramEnd::new(f, exp.seed, exp.mss)?))
                 } else if f.scheme == UDP_SCHEME {
                     Endpoint::Udp { next_seq: 0, delivered_payload: 0 }
+                } else if let Some(p) = f.probe {
+                    Endpoint::Probe(probe::ProbeEndpoint::new(p))
                 } else {
                     Self::tcp_endpoint(ext.as_deref(), &tcp, f, exp.seed, f.id, exp.mss, if app.is_some() { None } else { Some(f.bytes) })?
                 };
@@ -472,7 +478,7 @@ impl Sim {
             let data = match p.seg {
                 Seg::Data(d) => !d.syn,
                 Seg::Udp | Seg::DgramData(_) => true,
-                Seg::Ack(_) => false,
+                Seg::Ack(_) | Seg::Probe { .. } => false,
                 Seg::DgramAck(k) => {
                     self.dgram_ack_dropped(m.flow, k);
                     false
@@ -498,7 +504,7 @@ impl Sim {
             let data = match p.seg {
                 Seg::Data(d) => !d.syn,
                 Seg::Udp | Seg::DgramData(_) => true,
-                Seg::Ack(_) | Seg::DgramAck(_) => false,
+                Seg::Ack(_) | Seg::DgramAck(_) | Seg::Probe { .. } => false,
             };
             if data {
                 self.data_in_net -= 1;
@@ -582,6 +588,7 @@ impl Sim {
                     }
                 }
             }
+            Seg::Probe { seq, echo } => self.probe_arrived(conn, seq, echo, p.size),
             Seg::Udp => {
                 if !recorded {
                     self.data_in_net -= 1;
@@ -660,7 +667,8 @@ impl Sim {
             Seg::Data(d) => Wire::Data(d),
             Seg::Ack(a) => Wire::Ack(a),
             Seg::Udp | Seg::DgramData(_) => Wire::Udp,
-            Seg::DgramAck(_) => Wire::UdpReply,
+            Seg::DgramAck(_) | Seg::Probe { echo: true, .. } => Wire::UdpReply,
+            Seg::Probe { .. } => Wire::Udp,
         };
         cap.record(point, self.now, slot, meta.flow, wire, p.size, p.sent_ns, meta.ecn);
     }
@@ -788,14 +796,14 @@ impl Sim {
         }
         let Some(conn) = self.conns[f as usize].as_deref_mut() else { return };
         conn.active = true;
-        let has_app = conn.app.is_some();
+        let has_app = conn.app.is_some() || matches!(conn.ep, Endpoint::Probe(_));
         match &mut conn.ep {
             Endpoint::Tcp { sender, .. } => sender.open(now),
             Endpoint::Dgram(d) => {
                 d.start(now);
                 return self.flush_dgram_sender(f);
             }
-            Endpoint::Udp { .. } => {}
+            Endpoint::Udp { .. } | Endpoint::Probe(_) => {}
         }
         self.flush_sender(f);
         if has_app {
@@ -809,6 +817,9 @@ impl Sim {
         let Some(conn) = self.conns[c as usize].as_deref_mut() else { return };
         if !conn.active {
             return;
+        }
+        if matches!(conn.ep, Endpoint::Probe(_)) {
+            return self.probe_tick(c);
         }
         let Some(app) = conn.app.as_mut() else { return };
         let (act, next) = app.step(now);
@@ -952,7 +963,7 @@ impl Sim {
                 }
                 Some(Endpoint::Udp { delivered_payload, .. }) => app[f] = *delivered_payload,
                 Some(Endpoint::Dgram(d)) => app[f] = d.delivered_bytes(),
-                None => {}
+                Some(Endpoint::Probe(_)) | None => {}
             }
         }
         for l in &self.conn_log {
@@ -962,10 +973,12 @@ impl Sim {
             stats.capture = Some(cap.finish());
         }
         let late = self.rec.late_fates();
+        let probes = self.probes_table();
         let mut tables = self.rec.finish(&start, &completed, &app);
         if self.cfgs.iter().any(|f| f.arrivals.is_some()) {
             tables.push(conns_table(&self.conn_log));
         }
+        tables.extend(probes);
         Output { tables, stats, late }
     }
 
@@ -981,6 +994,9 @@ impl Sim {
         self.rec.held_rows()
     }
 }
+
+#[path = "probe.rs"]
+mod probe;
 
 #[cfg(test)]
 #[path = "workload_tests.rs"]

@@ -59,7 +59,8 @@ def make_grouping(flows: Sequence[dict], grouping: str = "per-flow",
     ``per-<f1>-<f2>`` (so ``per-subset`` with ``["scheme"]`` is exactly ``per-scheme``).
     Curves are ordered by their first flow id, as CoCo-Beholder orders them.
     """
-    flows = sorted(flows, key=lambda f: f["id"])
+    # latency probes are measurement traffic, not curves (analysis.probes has their RTTs)
+    flows = sorted((f for f in flows if not f.get("probe")), key=lambda f: f["id"])
     if grouping == "per-flow":
         curves = tuple(Curve(f["label"], (f["id"],)) for f in flows)
         return Grouping("per-flow", "Label notation: Flow <flow id>: <scheme> <direction>", curves)

@@ -26,6 +26,37 @@ from .gather import MODES, curve_map, gather_aggregate, gather_packets, resolve_
 from .groupings import Curve, Grouping, make_grouping
 
 MIN_DURATION_NS = 5_000_000  # 5 ms: "same value as in Wireshark" (CoCo-Beholder)
+
+#: the one loss figure: ``summary.loss_pct`` (and the campaign index's ``loss_pct``), shown as
+#: "loss %" in the run summary, the reports, comparisons and campaign pages, with this definition
+#: on hover; every other loss-like figure is named for what it is (:data:`LABELS`).
+LOSS_LABEL = "loss %"
+LOSS_DEFINITION = ("loss % = bytes dropped on the path (by a queue, an AQM or a random-loss "
+                   "process; every copy, retransmissions included) / bytes sent; data still in "
+                   "flight when the run stops is not loss (docs/metrics.md)")
+#: the one-line form under the run summary and comparison tables
+LOSS_NOTE = ("loss % = bytes dropped on the path / bytes sent (data in flight at the end is "
+             "not loss; docs/metrics.md)")
+#: human names of the loss-like columns other than ``loss_pct`` (docs/metrics.md, "Loss")
+LABELS = {
+    "coco_loss_pct": "not delivered % (CoCo-Beholder's loss)",
+    "bytes_lost": "not delivered B (CoCo-Beholder's loss)",
+    "bytes_dropped": "dropped B",
+    "bytes_in_flight_end": "in flight at end B",
+    "retrans_pkts": "retransmitted packets",
+    "pantheon_loss_pct": "not delivered % (Pantheon's loss)",
+    "drops": "bottleneck drops",
+}
+#: the hover text of those columns
+DEFINITIONS = {
+    "loss_pct": LOSS_DEFINITION,
+    "coco_loss_pct": "100 · (bytes sent − bytes delivered) / bytes sent: drops and data still in "
+                     "flight at the end (CoCo-Beholder's and Pantheon's loss)",
+    "pantheon_loss_pct": "100 · (1 − delivered bytes / sent bytes): drops and data still in "
+                         "flight at the end (Pantheon's loss rate)",
+    "retrans_pkts": "data segments the sender sent again (fast, RTO and loss-probe "
+                    "retransmissions); not a loss figure",
+}
 STAT_MODES = ("whole-duration", "slot-mean")
 
 

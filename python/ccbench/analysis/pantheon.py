@@ -47,7 +47,7 @@ def pantheon_summary(results, *, mode: str = "auto") -> pl.DataFrame:
     """
     mode = resolve_mode(results, mode)
     exp = results.experiment
-    flows = sorted(exp["flows"], key=lambda f: f["id"])
+    flows = sorted((f for f in exp["flows"] if not f.get("probe")), key=lambda f: f["id"])
     gather = gather_packets if mode == "packets" else gather_aggregate
     si = int(exp["sample_interval_ns"])
     rates = _link_rates(exp)

@@ -35,4 +35,23 @@ def ordered(values: Sequence) -> list:
     return vals
 
 
-__all__ = ["numeric_axis", "ordered"]
+def log_ticks(values: Sequence[float], max_ticks: int = 8) -> list[float]:
+    """The values to label on a log axis: the distinct positive ``values``, thinned so that
+    neighbours are at least 1/``max_ticks`` of the axis's decades apart (every swept value
+    labelled overprinted on dense sweeps: 0.25, 0.3, 0.4, 0.5 bdp). The smallest and the
+    largest always stay."""
+    import math
+    vs = sorted({float(v) for v in values if v is not None and float(v) > 0})
+    if len(vs) <= 2:
+        return vs
+    gap = (math.log10(vs[-1]) - math.log10(vs[0])) / max(max_ticks - 1, 1)
+    out = [vs[0]]
+    for v in vs[1:-1]:
+        if math.log10(v) - math.log10(out[-1]) >= gap * 0.999:
+            out.append(v)
+    if math.log10(vs[-1]) - math.log10(out[-1]) < gap * 0.999 and len(out) > 1:
+        out.pop()
+    return out + [vs[-1]]
+
+
+__all__ = ["log_ticks", "numeric_axis", "ordered"]

@@ -116,6 +116,23 @@ def execute_batch(tasks: list[dict]) -> list[dict]:
     return [execute(t) for t in tasks]
 
 
+def batch_name(tasks: list[dict]) -> str:
+    """What a batch runs, for the Dask dashboard: ``ccbench <point label> r<repeat>`` for one
+    run, ``ccbench <first> … <last> (N runs)`` for more (a task's ``name``; its key without)."""
+    names = [str(t.get("name") or t["key"]) for t in tasks]
+    text = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]} ({len(names)} runs)"
+    return "ccbench " + text
+
+
+def dask_key(tasks: list[dict]) -> str:
+    """A unique Dask key whose prefix (``dask.utils.key_split``: up to the first "-" followed
+    by a non-word) is :func:`batch_name` — the dashboard's task stream and progress bars name
+    tasks by that prefix (``execute_batch`` said nothing about which runs)."""
+    import uuid
+    # "-" ends the prefix Dask shows; a label's own hyphens become U+2010 (looks the same)
+    return batch_name(tasks).replace("-", "\u2010") + "-" + uuid.uuid4().hex
+
+
 class Batcher:
     """Cuts the task queue into batches that last about ``target_s`` (learnt from the runs
     finished so far; single runs until the first finishes), leaving at least two batches
@@ -422,14 +439,14 @@ class DaskExecutor:
         ac = as_completed()
         for _ in range(2 * self.workers):
             if batch := b.next():
-                ac.add(self.client.submit(execute_batch, batch, pure=False))
+                ac.add(self.client.submit(execute_batch, batch, key=dask_key(batch)))
         for fut in ac:
             outs = fut.result()
             fut.release()
             b.learn(outs)
             yield from outs
             if batch := b.next():
-                ac.add(self.client.submit(execute_batch, batch, pure=False))
+                ac.add(self.client.submit(execute_batch, batch, key=dask_key(batch)))
 
     def close(self) -> None:
         if self.own_client:

@@ -28,10 +28,12 @@ from .axes import numeric_axis
 ALIASES = {"throughput": "avg_tput_mbps", "delay-mean": "mean_delay_ms",
            "delay-median": "median_delay_ms", "delay-p95": "p95_delay_ms", "loss": "loss_pct",
            "retransmissions": "retrans_pkts", "jain": "jain", "utilisation": "utilization_pct",
-           "fct-mean": "fct_mean_ms"}
+           "fct-mean": "fct_mean_ms", "rtt-under-load": "probe_median_rtt_ms",
+           "rtt-under-load-p99": "probe_p99_rtt_ms"}
 UNITS = {"avg_tput_mbps": "Mbit/s", "mean_delay_ms": "ms", "median_delay_ms": "ms",
          "p95_delay_ms": "ms", "loss_pct": "%", "retrans_pkts": "packets", "jain": "",
-         "utilization_pct": "%", "fct_mean_ms": "ms"}
+         "utilization_pct": "%", "fct_mean_ms": "ms", "probe_median_rtt_ms": "ms",
+         "probe_p99_rtt_ms": "ms"}
 STATS = ("mean", "ci_low", "ci_high", "median", "min", "max", "std", "n")
 SELECTORS = ("scheme", "direction", "group", "flow", "flow_label")
 MONOTONE = ("increasing", "decreasing")

@@ -61,4 +61,19 @@ def choose(index: pl.DataFrame, root: Path | None = None, *, x: str | None = Non
     return Layout(x=x, by=list(by), facet=facet, swept=swept, numeric=numeric)
 
 
-__all__ = ["Layout", "choose", "hue", "numeric_axis", "ordered"]
+def metric_by(index: pl.DataFrame, metric: str, by: Sequence[str]) -> list[str]:
+    """The grouping to draw ``metric`` with: ``by`` for a per-flow metric; for a metric with
+    one value per run (Jain's index over the run's flows; utilisation when every flow crosses
+    one bottleneck), only the ``by`` columns that are the same on all rows of a run — grouping
+    it by scheme would draw the run's one value once per scheme, identical lines hidden under
+    each other."""
+    if "run_key" not in index.columns or metric not in index.columns:
+        return list(by)
+    per_run = index.group_by("run_key").agg(pl.col(metric).drop_nulls().n_unique().alias("_n"),
+                                            *[pl.col(b).n_unique() for b in by])
+    if per_run["_n"].max() is None or per_run["_n"].max() > 1:
+        return list(by)
+    return [b for b in by if per_run[b].max() <= 1]
+
+
+__all__ = ["Layout", "choose", "hue", "metric_by", "numeric_axis", "ordered"]

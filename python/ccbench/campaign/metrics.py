@@ -7,7 +7,9 @@ bytes_dropped, bytes_in_flight_end, coco_loss_pct and bytes_lost (CoCo-Beholder'
 delivered) (the per-flow metrics of ``analyze(per-flow)``); retrans_pkts (flowstats); jain (Jain's index over the run's
 flows, the same on each row of a run); utilization_pct (the first bottleneck link on the
 flow's data path, ``link_utilization``); fct_mean_ms, fct_completed, fct_flows (finite
-flows and short-flow arrivals, ``fct_table``; null for long-running flows).
+flows and short-flow arrivals, ``fct_table``; null for long-running flows);
+probe_median_rtt_ms, probe_p99_rtt_ms (the run's latency probes pooled, ``analysis.probes``:
+the RTT under load, the same on each row of a run; null without probes).
 """
 from __future__ import annotations
 
@@ -23,10 +25,12 @@ SCHEMA = {
     "coco_loss_pct": pl.Float64, "bytes_lost": pl.Int64, "retrans_pkts": pl.Int64,
     "jain": pl.Float64, "utilization_pct": pl.Float64, "fct_mean_ms": pl.Float64,
     "fct_completed": pl.Int64, "fct_flows": pl.Int64,
+    "probe_median_rtt_ms": pl.Float64, "probe_p99_rtt_ms": pl.Float64,
 }
 #: Metric columns (numbers aggregated across repeats), in index order.
 METRICS = ["avg_tput_mbps", "mean_delay_ms", "median_delay_ms", "p95_delay_ms", "loss_pct",
-           "coco_loss_pct", "retrans_pkts", "jain", "utilization_pct", "fct_mean_ms"]
+           "coco_loss_pct", "retrans_pkts", "jain", "utilization_pct", "fct_mean_ms",
+           "probe_median_rtt_ms", "probe_p99_rtt_ms"]
 
 
 def _fct_table(results):
@@ -56,8 +60,11 @@ def run_rows(results) -> pl.DataFrame:
             (pl.col("fct_ns").mean() / 1e6).alias("m"),
             pl.col("fct_ns").is_not_null().sum().alias("c"), pl.len().alias("n"))
         fct_by = {r["flow"]: r for r in agg.iter_rows(named=True)}
+    rtt = _probe_rtts(results)
     rows = []
     for f in sorted(exp["flows"], key=lambda f: f["id"]):
+        if f.get("probe"):  # latency probes are measurement traffic (analysis.probes)
+            continue
         s = summ.get((f["id"],), {})
         link = next((int(l) for l in f.get("path", []) if int(l) in bottlenecks), None)
         fr = fct_by.get(f["id"])
@@ -74,5 +81,17 @@ def run_rows(results) -> pl.DataFrame:
             "fct_mean_ms": None if fr is None else fr["m"],
             "fct_completed": None if fr is None else fr["c"],
             "fct_flows": None if fr is None else fr["n"],
+            **rtt,
         })
     return pl.DataFrame(rows, schema=SCHEMA)
+
+
+def _probe_rtts(results) -> dict:
+    """The run's latency probes pooled: median and 99th-percentile RTT (ms), nearest rank."""
+    from ..analysis.estimators import percentile_nearest
+    from ..analysis.probes import probe_series
+    ms = probe_series(results)["rtt_ms"].to_numpy() if results.has("probes") else []
+    if not len(ms):
+        return {"probe_median_rtt_ms": None, "probe_p99_rtt_ms": None}
+    return {"probe_median_rtt_ms": float(percentile_nearest(ms, 50)),
+            "probe_p99_rtt_ms": float(percentile_nearest(ms, 99))}

@@ -190,7 +190,8 @@ def _todo(ses: _Session, plan: Plan, *, backend: str, plots: bool):
                 ses.prog.skip()
         else:
             ses.pending[r.key] = ses.refs[-1]
-            yield {"key": r.key, "experiment": r.experiment, "backend": backend,
+            yield {"key": r.key, "name": f"{r.point.label} r{r.repeat}",
+                   "experiment": r.experiment, "backend": backend,
                    "out": str(store.run_dir(r.key)), "log": store.log_path,
                    "source": plan.campaign.campaign_file, "plots": plots}
 

@@ -15,7 +15,7 @@ from .pyschemes import is_python_scheme, parse_python_scheme
 from .host import default_noise, noise_model
 from .schemes import Registry
 from .topology import check_dumbbell_groups, parse_group_endpoints, parse_topology
-from .workloads import UDP, parse_group_workload
+from .workloads import PROBE, UDP, parse_group_workload
 from .units import U64_MAX, parse_bool, parse_int, parse_payload_size, parse_time
 
 #: The largest flow size a file may ask for (1 PiB): byte counters and their sums stay exact.
@@ -39,7 +39,7 @@ GROUP_KEYS = [Key("scheme", ("cc",), required=True), Key("params"),
               Key(f"{side}-{k}") for side in ("left", "right") for k in SIDE_CONDITION_KEYS] + [
               # workloads.py and topology.py
               Key("app-rate", ("rate",)), Key("onoff", ("on-off",)), Key("arrivals"),
-              Key("rwnd"), Key("src"), Key("dst"), Key("route")]
+              Key("rwnd"), Key("src"), Key("dst"), Key("route"), Key("interval"), Key("size")]
 GROUP_RESERVED = {f"{side}-{k}": v for side in ("left", "right")
                   for k, v in LINK_RESERVED.items()}
 
@@ -193,8 +193,9 @@ def _group_scheme(g: dict, spec: GroupSpec, path: tuple, registry: Registry | No
         spec.scheme = name or ""
     elif "scheme" in g:
         name, params, spath, ppaths = _parse_scheme(g, path, errs)
-        if name is not None and name.lower() == UDP:
-            spec.scheme = UDP  # a non-TCP constant-bit-rate source (workloads.py), not a CC
+        if name is not None and name.lower() in (UDP, PROBE):
+            # a non-TCP constant-bit-rate source or latency probes (workloads.py), not a CC
+            spec.scheme = name.lower()
         elif name is not None:
             if registry is not None:
                 # report parameter errors at the parameter's own path

@@ -251,7 +251,7 @@ def check(exp: dict) -> tuple[list[ConfigError], list[ConfigError]]:
         rtt = f.get("base_rtt_ns") or 0
         if not first:
             continue
-        if f.get("scheme") != "udp" and rtt and active > 0:
+        if f.get("scheme") not in ("udp", "probe") and rtt and active > 0:
             if rtt >= active and not any(links[i].get("delay_ns", 0) >= duration
                                          for i in f.get("path", []) if i in links):
                 out.error(gpath, f"the base RTT ({_ms(rtt)}) is not shorter than the time "

@@ -7,9 +7,12 @@
 * ``arrivals: {rate: 20/s, size: ...}`` — short flows arriving as a Poisson process, each a
   new connection over the group's hosts and route; sizes ``100KB`` (fixed),
   ``{exponential: 100KB}``, ``{pareto: {mean: 100KB, shape: 1.2}}`` or ``{cdf: FILE}``;
-* ``rwnd: 64KB`` — the group's receive-window limit (shorthand for ``tcp: {rwnd: ...}``).
+* ``rwnd: 64KB`` — the group's receive-window limit (shorthand for ``tcp: {rwnd: ...}``);
+* ``scheme: probe`` with ``interval: 200ms`` and ``size: 64`` — latency probes: one
+  ``size``-byte IP packet every ``interval``, echoed by the receiving host; its round trips go
+  to the ``probes`` table (crates/sim/src/probe.rs, the emulator's agent ``probe`` role).
 
-Each parser returns the resolved flow keys (``app_rate_bps``, ``onoff``, ``arrivals``) that
+Each parser returns the resolved flow keys (``app_rate_bps``, ``onoff``, ``arrivals``, ``probe``) that
 ``resolved.flow_entry`` copies into every flow of the group.
 """
 
@@ -25,6 +28,12 @@ from .units import is_number, parse_payload_size, parse_rate, parse_time
 
 SEC = 10**9
 UDP = "udp"
+PROBE = "probe"
+#: a probe's defaults: Flent's ping interval (its --step-size, 0.2 s) and a ping-sized packet
+PROBE_INTERVAL_NS = 200_000_000
+PROBE_SIZE = 64
+PROBE_MIN_SIZE = 32  # IPv4 + UDP headers and the sequence number (netmodel::scenario)
+PROBE_HINT = "e.g. {scheme: probe, interval: 200ms, size: 64}"
 SIZE_FORMS = ("a size (100KB), {fixed: 100KB}, {exponential: 100KB}, "
               "{pareto: {mean: 100KB, shape: 1.2}} or {cdf: FILE}")
 ARRIVALS_HINT = "e.g. arrivals: {rate: 20/s, size: {pareto: {mean: 100KB, shape: 1.2}}}"
@@ -230,6 +239,13 @@ def parse_group_workload(g: dict, spec: Any, mss: int, errs: Collector) -> None:
             errs.error(g["flows"][1], "an arrivals group is one stream of arrivals",
                        "raise arrivals.rate instead of flows:, or add another group",
                        g["flows"][0])
+    if spec.scheme == PROBE:
+        w["probe"] = _parse_probe(g, spec, mss, errs)
+    else:
+        for k in ("interval", "size"):
+            if k in g:
+                errs.error(g[k][1], f"{k} applies to latency probes only",
+                           f"use it with scheme: probe ({PROBE_HINT})", g[k][0])
     if udp:
         if "app-rate" not in g:
             errs.error(spec.path + ("rate",), "a udp flow needs its rate",
@@ -249,4 +265,35 @@ def parse_group_workload(g: dict, spec: Any, mss: int, errs: Collector) -> None:
     spec.workload = {k: v for k, v in w.items() if v is not None}
 
 
-__all__ = ["parse_group_workload", "parse_size_dist", "parse_arrivals", "parse_onoff", "UDP"]
+def _parse_probe(g: dict, spec: Any, mss: int, errs: Collector) -> dict | None:
+    """A probe group's ``interval`` and ``size`` (IP bytes of a probe and of its echo)."""
+    interval = (errs.guard(parse_time, *g["interval"], bare_ns=10**6, what="a probe interval")
+                if "interval" in g else PROBE_INTERVAL_NS)
+    size = (errs.guard(parse_payload_size, *g["size"], mss=mss, what="a probe size")
+            if "size" in g else PROBE_SIZE)
+    ok = True
+    if interval is not None and interval <= 0:
+        errs.error(g["interval"][1], f"probe interval {show(g['interval'][0])} must be > 0",
+                   PROBE_HINT, g["interval"][0])
+        ok = False
+    if size is not None and not PROBE_MIN_SIZE <= size <= 65_535:
+        errs.error(g["size"][1], f"probe size {show(g['size'][0])} is not between "
+                   f"{PROBE_MIN_SIZE} and 65535 bytes (IP header, UDP header, sequence number)",
+                   PROBE_HINT, g["size"][0])
+        ok = False
+    for other in ("bytes", "app-rate", "onoff", "arrivals", "rwnd"):
+        if other in g:
+            errs.error(g[other][1], f"{other} does not apply to latency probes",
+                       "a probe flow sends one packet per interval; use another group for "
+                       "load", g[other][0])
+            ok = False
+    if spec.params:
+        errs.error(spec.path + ("scheme",), "probe takes no parameters",
+                   f"set interval and size as keys of the group ({PROBE_HINT})", spec.params)
+    if not ok or interval is None or size is None:
+        return None
+    return {"interval_ns": int(interval), "size": int(size)}
+
+
+__all__ = ["parse_group_workload", "parse_size_dist", "parse_arrivals", "parse_onoff", "PROBE",
+           "UDP"]

@@ -168,9 +168,13 @@ def _selected(flows, s, v) -> list[dict]:
 
 
 def _describe(n) -> str:
-    sel = "total" if "select" not in n else f"{n['select']} {n['value']}"
+    # a flow selected by its id says "flow id N" (0-based, as the `flow` column), never
+    # "flow N", which a reader takes for the label's 1-based "Flow N"
+    what = ("flow id" if n.get("select") == "flow" and str(n.get("value")).isdigit()
+            else n.get("select"))
+    sel = "total" if "select" not in n else f"{what} {n['value']}"
     if n["metric"] in ("jain", "convergence"):
-        sel = f"over {n['over']}" + ("" if "select" not in n else f" of {n['select']} {n['value']}")
+        sel = f"over {n['over']}" + ("" if "select" not in n else f" of {what} {n['value']}")
     w = ""
     if "after_ns" in n:
         w += f" after {n['after_ns'] / 1e9:g} s"

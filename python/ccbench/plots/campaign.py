@@ -19,17 +19,24 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
+from .style import log_axis  # noqa: E402
+
+from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_LABEL  # noqa: E402
 from ..campaign.aggregate import aggregate  # noqa: E402
-from ..campaign.layout import choose, numeric_axis  # noqa: E402
+from ..campaign.layout import choose, metric_by, numeric_axis  # noqa: E402
 from ..campaign.layout import hue as _hue  # noqa: E402
 from ..campaign.index import load_index  # noqa: E402
 
 LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way delay (ms)",
           "median_delay_ms": "median one-way delay (ms)",
-          "p95_delay_ms": "95th percentile one-way delay (ms)", "loss_pct": "loss (%)",
+          "p95_delay_ms": "95th percentile one-way delay (ms)", "loss_pct": LOSS_LABEL,
+          "coco_loss_pct": METRIC_LABELS["coco_loss_pct"],
           "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
-          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)"}
-DEFAULT_METRICS = ("avg_tput_mbps", "p95_delay_ms", "loss_pct", "jain", "utilization_pct")
+          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)",
+          "probe_median_rtt_ms": "RTT under load, median of the probes (ms)",
+          "probe_p99_rtt_ms": "RTT under load, p99 of the probes (ms)"}
+DEFAULT_METRICS = ("avg_tput_mbps", "p95_delay_ms", "loss_pct", "jain", "utilization_pct",
+                   "probe_median_rtt_ms")
 def _x(df: pl.DataFrame, col: str):
     """(x positions, tick labels, numeric?, unit) for the values of ``col`` in ``df``."""
     vals = df[col].to_list()
@@ -67,10 +74,8 @@ def plot_metric(stats: pl.DataFrame, x: str, metric: str, path, *, by: Sequence[
             err = g["ci_half"].fill_null(0.0).to_numpy().astype(float)
             ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=str(h))
         if numeric and _log_scale(xs_all):
-            ax.set_xscale("log")
+            log_axis(ax, "x", xs_all)
             ax.minorticks_off()
-            ax.set_xticks(sorted(set(xs_all)))
-            ax.set_xticklabels([f"{v:g}" for v in sorted(set(xs_all))])
         if ticks is not None:
             ax.set_xticks(range(len(ticks)))
             ax.set_xticklabels(ticks, rotation=30 if max(map(len, ticks)) > 6 else 0)
@@ -196,7 +201,9 @@ def plot_campaign(campaign_dir, out_dir=None, *, x: str | None = None,
     for m in metrics:
         if stats.filter((pl.col("metric") == m) & pl.col("mean").is_not_null()).is_empty():
             continue
-        files.append(plot_metric(stats, x, m, out / f"{_safe(m)}-vs-{_safe(x)}.{fmt}", by=by,
+        mby = metric_by(index, m, by)  # a run-level metric: not one identical line per scheme
+        st = stats if mby == by else aggregate(index, by=mby, metrics=[m], level=level)
+        files.append(plot_metric(st, x, m, out / f"{_safe(m)}-vs-{_safe(x)}.{fmt}", by=mby,
                                  facet=facet))
     for m in ("avg_tput_mbps", "p95_delay_ms"):
         if m in metrics and index[m].drop_nulls().len():

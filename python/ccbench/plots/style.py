@@ -33,6 +33,23 @@ def new_figure(colors=None, **kw):
     return fig, ax
 
 
+def log_axis(ax, which: str = "x", values=None, max_ticks: int = 8) -> None:
+    """Make ``ax``'s x (or y) axis logarithmic with labels that never overprint: plain numbers
+    (``0.5``, ``2``, not ``5×10⁻¹``), no labels on minor ticks (matplotlib labels them when the
+    axis spans less than a decade or two, and they ran into each other), and with ``values``
+    (the swept values) ticks at those of them :func:`ccbench.campaign.axes.log_ticks` keeps."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+    from ..campaign.axes import log_ticks
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis.set_minor_formatter(NullFormatter())
+    if values is not None and len(log_ticks(values, max_ticks)):
+        axis.set_major_locator(FixedLocator(log_ticks(values, max_ticks)))
+    else:
+        axis.set_major_locator(LogLocator(base=10, numticks=max_ticks))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+
+
 def _by_rows(items, ncol):
     """Legend entries reordered so that matplotlib's column-major fill reads row by row."""
     return list(itertools.chain(*[items[i::ncol] for i in range(ncol)]))

@@ -31,7 +31,7 @@ def _per_flow(results, path, column: str, scale: float, ylabel: str, title: str,
             fl = fl.filter(pl.col(column) > 0)
         for (fid,), g in fl.group_by("flow", maintain_order=True):
             ax.plot(g["time_ns"].to_numpy() / 1e9, g[column].to_numpy() * scale,
-                    label=labels.get(int(fid), f"flow {fid}"), lw=1)
+                    label=labels.get(int(fid), f"flow {int(fid) + 1}"), lw=1)
     else:
         title += " (no flow samples)"
     ax.set_xlabel("Time (s)", fontsize=FONT_SIZE)

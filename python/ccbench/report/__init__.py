@@ -11,7 +11,27 @@ from pathlib import Path
 
 from .. import analysis
 from ..results import Results, load
+from ..analysis.metrics import DEFINITIONS, LABELS, LOSS_DEFINITION, LOSS_LABEL
 from .markup import CSS, fmt, queue_text, rate_text, table, verdicts_panel
+
+#: the Pantheon summary's columns as the page shows them (the id column left out: the label
+#: names the flow); its loss is Pantheon's, named for what it is
+PANTHEON_COLS = [("curve", "flow", ""), ("avg_tput_mbps", "throughput Mbit/s (Pantheon)", ".3f",
+                                        "8 · delivered bytes / (last arrival − first arrival)"),
+                 ("p95_delay_ms", "p95 OWD ms", ".3f"),
+                 ("loss_pct", LABELS["pantheon_loss_pct"], ".3f", DEFINITIONS["pantheon_loss_pct"]),
+                 ("capacity_mbps", "capacity Mbit/s", ".3f",
+                  "rate of the slowest rate-limited link on the flow's data path"),
+                 ("utilization_pct", "utilisation % (Pantheon)", ".3f",
+                  "throughput (Pantheon) / capacity; can read slightly above 100 %")]
+#: the link utilisation table's columns (``analysis.link_utilization``)
+UTIL_COLS = [("name", "link", ""), ("rate_mbps", "rate Mbit/s", ".2f"),
+             ("flows", "flows crossing it", "", "flow numbers as in the labels (1 = Flow 1)"),
+             ("t_start_s", "from s", ".2f", "first queue sample in the flows' active period"),
+             ("t_end_s", "to s", ".2f", "last queue sample in the flows' active period"),
+             ("tx_mbps", "serialised Mbit/s", ".2f", "bits the link sent in [from, to] / span"),
+             ("utilization_pct", "utilisation %", ".2f",
+              "serialised / rate over [from, to]; never above 100 %")]
 
 def _provenance(results: Results) -> str:
     import json
@@ -107,29 +127,47 @@ def _headline(results: Results, computed, interval: float) -> list[str]:
     the links' utilisation."""
     out = []
     out.append(f"<h2>Results</h2><p class='meta'>Aggregation interval {interval:g} s (tables and "
-               f"plots of this page); throughput and delay as CoCo-Beholder defines them; loss is "
-               f"the share of bytes sent that a queue, an AQM or random loss dropped, and data "
-               f"still in flight at the end is counted apart (see docs/metrics.md); sizes are IP "
-               f"bytes. Plots: drag to pan, wheel to zoom the "
+               f"plots of this page); throughput and delay as CoCo-Beholder defines them; "
+               f"{html.escape(LOSS_DEFINITION)} — hover a column's header for its definition; "
+               f"flows are numbered from 1 as in their labels (the tables' <code>flow</code> "
+               f"column holds the 0-based id); sizes are IP bytes. Plots: drag to pan, wheel to zoom the "
                f"time axis (linked across plots), click a legend entry to hide its curve.</p>")
     cols = [("curve", "curve", ""), ("avg_tput_mbps", "avg throughput Mbit/s", ".2f"),
             ("mean_delay_ms", "mean OWD ms", ".2f"), ("median_delay_ms", "median OWD ms", ".2f"),
-            ("p95_delay_ms", "p95 OWD ms", ".2f"), ("loss_pct", "loss %", ".3f"),
-            ("bytes_in_flight_end", "in flight at end B", "")]
+            ("p95_delay_ms", "p95 OWD ms", ".2f"), ("loss_pct", LOSS_LABEL, ".3f", LOSS_DEFINITION),
+            ("bytes_in_flight_end", LABELS["bytes_in_flight_end"], "")]
     for grouping in ("per-flow", "per-scheme", "total"):
         an = computed.analyze(grouping)
         out.append(f"<h3>{grouping}</h3>")
         out.append(table(list(an.summary.iter_rows(named=True)), cols))
         if grouping != "total" and an.overall_jain is not None:
             out.append(f"<p>Jain's index over {grouping.split('-')[1]}s: <b>{an.overall_jain:.4f}</b></p>")
+    out += _probe_table(results)
     try:
         util = analysis.link_utilization(results)
         out.append("<h3>Link utilisation</h3>")
-        out.append(table(list(util.iter_rows(named=True)),
-                          [(c, c, ".2f") for c in util.columns]))
+        out.append(table([dict(r, flows=", ".join(str(i + 1) for i in r["flows"]))
+                          for r in util.iter_rows(named=True)], UTIL_COLS))
     except Exception as e:  # report what we can; never fail the page on one table
         out.append(f"<p class='meta'>link utilisation unavailable: {html.escape(str(e))}</p>")
     return out
+
+
+def _probe_table(results: Results) -> list[str]:
+    """The latency probes' RTT percentiles (docs/metrics.md, "Latency probes")."""
+    from ..analysis.probes import probe_summary
+    ps = probe_summary(results)
+    if not ps.height:
+        return []
+    return ["<h3>Latency probes: RTT under load</h3><p class='meta'>Round trip of each probe "
+            "(sent by the probe flow, echoed by its receiver) beside the load; lost = no echo "
+            "before the end of the run.</p>",
+            table(list(ps.iter_rows(named=True)),
+                  [("label", "probe flow", ""), ("sent", "probes", ""),
+                   ("lost_pct", "lost %", ".1f", "probes whose echo never came back"),
+                   ("min_rtt_ms", "min RTT ms", ".2f"), ("median_rtt_ms", "median RTT ms", ".2f"),
+                   ("mean_rtt_ms", "mean RTT ms", ".2f"), ("p90_rtt_ms", "p90 RTT ms", ".2f"),
+                   ("p99_rtt_ms", "p99 RTT ms", ".2f"), ("max_rtt_ms", "max RTT ms", ".2f")])]
 
 
 def _workload_tables(results: Results, computed) -> list[str]:
@@ -153,7 +191,7 @@ def _workload_tables(results: Results, computed) -> list[str]:
                            ("goodput_bps", "goodput bit/s", ".0f"), ("goodput_ratio", "goodput / app rate", ".4f")]))
     ps = computed.pantheon()
     out.append("<h3>Pantheon summary</h3>")
-    out.append(table(list(ps.iter_rows(named=True)), [(c, c, ".3f") for c in ps.columns]))
+    out.append(table(list(ps.iter_rows(named=True)), PANTHEON_COLS))
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,19 +22,24 @@ from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, FactorRange, 
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
+from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_DEFINITION, LOSS_LABEL
 from ..campaign.aggregate import aggregate
+from ..campaign.axes import log_ticks
 from ..campaign.index import load_index
-from ..campaign.layout import Layout, choose, hue, numeric_axis, ordered
-from .markup import CSS, fmt, verdicts_panel
+from ..campaign.layout import Layout, choose, hue, metric_by, numeric_axis, ordered
+from .markup import CSS, fmt, th_title, verdicts_panel
 from .interactive import styles
 
 LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way delay (ms)",
           "median_delay_ms": "median one-way delay (ms)",
-          "p95_delay_ms": "p95 one-way delay (ms)", "loss_pct": "loss (%)",
+          "p95_delay_ms": "p95 one-way delay (ms)", "loss_pct": LOSS_LABEL,
+          "coco_loss_pct": METRIC_LABELS["coco_loss_pct"],
           "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
-          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)"}
+          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)",
+          "probe_median_rtt_ms": "RTT under load, median of the probes (ms)",
+          "probe_p99_rtt_ms": "RTT under load, p99 of the probes (ms)"}
 METRICS = ("avg_tput_mbps", "p95_delay_ms", "mean_delay_ms", "loss_pct", "jain",
-           "utilization_pct", "fct_mean_ms")
+           "utilization_pct", "fct_mean_ms", "probe_median_rtt_ms")
 BOX_METRICS = ("avg_tput_mbps", "p95_delay_ms")
 HEAT_METRICS = ("avg_tput_mbps", "p95_delay_ms")
 WIDTH, HEIGHT = 560, 340
@@ -84,8 +90,7 @@ def metric_figures(stats: pl.DataFrame, lay, metric: str, xinfo, x_range, facets
                    y_axis_label=LABELS.get(metric, metric), **kw)
         f.toolbar.logo = None
         if xinfo and xinfo[2]:  # log axis: a tick at every swept value
-            ticks = sorted(set(xinfo[0].values()))
-            f.xaxis.ticker = FixedTicker(ticks=ticks)
+            f.xaxis.ticker = FixedTicker(ticks=log_ticks(xinfo[0].values()))
         f.add_layout(Legend(click_policy="hide", label_text_font_size="8pt"), "right")
         y_range = f.y_range
         for h in hues:
@@ -266,7 +271,8 @@ def _points_table(root: Path, index: pl.DataFrame, lay, manifest: dict, fails: l
             runs.append(f"<details><summary>repeat {rep} · seed {seed} · {link} · Jain "
                         f"{fmt(rg['jain'][0], '.3f')}</summary><table class='small'><tr>"
                         "<th class='l'>flow</th><th class='l'>scheme</th><th>tput Mbit/s</th>"
-                        "<th>mean OWD ms</th><th>p95 OWD ms</th><th>loss %</th><th>util %</th>"
+                        "<th>mean OWD ms</th><th>p95 OWD ms</th>"
+                        f"<th{th_title(LOSS_DEFINITION)}>{LOSS_LABEL}</th><th>util %</th>"
                         f"</tr>{flows}</table></details>")
         vals = "".join(f"<td>{fmt(first[c], 'g')}</td>" for c in cols)
         bad = f" <span class='bad'>({nf} failed)</span>" if nf else ""
@@ -316,8 +322,13 @@ def figures(index: pl.DataFrame, root: Path | None = None, *, level: float = 0.9
     x_range = _x_range(list(xinfo[0].values()), xinfo[2]) if xinfo else None
     sections = []
     for m in metrics:
-        sections.append(("metric", LABELS.get(m, m),
-                         metric_figures(stats, lay, m, xinfo, x_range, facets)))
+        mby = metric_by(index, m, lay.by)
+        if mby == lay.by:
+            figs = metric_figures(stats, lay, m, xinfo, x_range, facets)
+        else:  # one value per run: one line per run-level group, not one per scheme
+            figs = metric_figures(aggregate(index, by=mby, metrics=[m], level=level),
+                                  replace(lay, by=mby), m, xinfo, x_range, facets)
+        sections.append(("metric", LABELS.get(m, m), figs))
     for m in BOX_METRICS:
         if m in metrics:
             sections.append(("box", f"{LABELS[m]} across repeats",

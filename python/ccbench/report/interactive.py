@@ -170,7 +170,7 @@ def sender_figures(results, x_range):
         f = time_figure(f"{title} per flow (sender samples)", unit, x_range)
         for (fid,), g in s.group_by("flow", maintain_order=True):
             t, y = thin(g["time_ns"].to_numpy() / 1e9, g[col].to_numpy() * scale)
-            add_line(f, t, y, labels.get(int(fid), f"flow {fid}"), st.get(int(fid), ("#000", "solid")),
+            add_line(f, t, y, labels.get(int(fid), f"flow {int(fid) + 1}"), st.get(int(fid), ("#000", "solid")),
                   wd.get(int(fid), 1.2))
         add_hover(f, unit, "{0.000}")
         figs.append(f)
@@ -187,7 +187,8 @@ def queue_figures(results, x_range):
     st = dict(zip(links, styles(len(links))))
     occ = time_figure("queue occupancy per bottleneck link", "packets", x_range)
     dly = time_figure("queueing delay (bytes·8/rate; dashed: measured sojourn)", "ms", x_range)
-    cnt = time_figure("cumulative drops and CE marks per bottleneck link", "packets", x_range)
+    cnt = time_figure("bottleneck drops and CE marks, cumulative, per link (packets this queue "
+                      "dropped; the run's loss % is over every link)", "packets", x_range)
     any_cnt = False
     for (lid,), g in q.group_by("link", maintain_order=True):
         name = f"link {lid}: {g['name'][0]}"
@@ -199,10 +200,10 @@ def queue_figures(results, x_range):
         if g["sojourn_ms"].null_count() < g.height:
             add_line(dly, *thin(t, g["sojourn_ms"].fill_null(float("nan")).to_numpy()),
                   f"{name} sojourn", (color, "dashed"))
-        for col, d in (("drops", "solid"), ("marks", "dashed")):
+        for col, what, d in (("drops", "bottleneck drops", "solid"), ("marks", "CE marks", "dashed")):
             if (g[col].max() or 0) > 0:
                 any_cnt = True
-                add_line(cnt, *thin(t, g[col].to_numpy().astype(float)), f"{name} {col}", (color, d))
+                add_line(cnt, *thin(t, g[col].to_numpy().astype(float)), f"{name} {what}", (color, d))
     for f, u in ((occ, "packets"), (dly, "ms"), (cnt, "packets")):
         add_hover(f, u, "{0.000}")
     return [occ, dly] + ([cnt] if any_cnt else [])
@@ -233,15 +234,19 @@ def fct_figures(results):
     return [f]
 
 
-def _ellipse(x: np.ndarray, y: np.ndarray):
-    """Centre, axes and angle of the 1-σ covariance ellipse of the points (None if < 2)."""
-    if len(x) < 2:
+def sigma_ellipse(x: np.ndarray, y: np.ndarray):
+    """Centre, axes and angle of the 1-σ covariance ellipse of the points; None for fewer than
+    three points or points on one line (two points always are: their "ellipse" has a zero
+    minor axis and was drawn as a stray line through them)."""
+    if len(x) < 3:
         return None
     cov = np.cov(np.vstack([x, y]))
     if not np.all(np.isfinite(cov)):
         return None
     vals, vecs = np.linalg.eigh(cov)
     vals = np.clip(vals, 0, None)
+    if vals[0] <= 1e-9 * vals[1]:  # collinear: no area to draw
+        return None
     angle = math.atan2(vecs[1, 1], vecs[0, 1])
     return (float(x.mean()), float(y.mean()), 2 * math.sqrt(vals[1]), 2 * math.sqrt(vals[0]), angle)
 
@@ -258,7 +263,8 @@ def pantheon_figure(results, computed=None):
     ps = ps.filter(pl.col("p95_delay_ms").is_not_null() & pl.col("avg_tput_mbps").is_not_null())
     if not ps.height:
         return None
-    f = figure(title="throughput against p95 one-way delay (per flow; ellipse: 1σ per scheme)",
+    f = figure(title="throughput against p95 one-way delay (per flow; ellipse: 1σ per scheme of "
+               "three or more flows)",
                width=WIDTH, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
                x_axis_label="p95 one-way delay (ms, reversed)", y_axis_label="average throughput (Mbit/s)",
                sizing_mode="stretch_width")
@@ -271,8 +277,8 @@ def pantheon_figure(results, computed=None):
         src = ColumnDataSource({"x": g["p95_delay_ms"].to_numpy(), "y": g["avg_tput_mbps"].to_numpy(),
                                 "name": g["curve"].to_list()})
         f.scatter("x", "y", source=src, size=9, color=color, legend_label=s, alpha=0.85)
-        e = _ellipse(g["p95_delay_ms"].to_numpy(), g["avg_tput_mbps"].to_numpy())
-        if e and (e[2] > 0 or e[3] > 0):
+        e = sigma_ellipse(g["p95_delay_ms"].to_numpy(), g["avg_tput_mbps"].to_numpy())
+        if e:
             f.ellipse(x=[e[0]], y=[e[1]], width=[e[2]], height=[e[3]], angle=[e[4]],
                       fill_alpha=0.08, fill_color=color, line_color=color, legend_label=s)
     f.add_tools(HoverTool(tooltips=[("", "@name"), ("p95 delay", "@x{0.00} ms"),
@@ -345,6 +351,24 @@ def network_figure(exp: dict):
     return f
 
 
+def probe_figure(results, x_range):
+    """RTT under load: each latency probe's round trip at the time it left (Flent's ping
+    plot), one line per probe flow; None without probes."""
+    from ..analysis.probes import probe_series
+    s = probe_series(results)
+    if not s.height:
+        return None
+    f = time_figure("RTT under load: latency probes (each probe's round trip at its departure)",
+                    "ms", x_range)
+    labels = list(dict.fromkeys(s["label"].to_list()))
+    for lab, (color, dash) in zip(labels, styles(len(labels))):
+        g = s.filter(pl.col("label") == lab)
+        t, y = thin(g["t_s"].to_numpy(), g["rtt_ms"].to_numpy())
+        add_line(f, t, y, lab, (color, dash), 1.2)
+    add_hover(f, "ms", "{0.00}")
+    return f
+
+
 def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "per-direction",
                                                      "total"), computed=None):
     """(section title, [figures]) for the whole run; time axes are linked across figures."""
@@ -360,6 +384,9 @@ def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "
     pd = packet_delay_figure(results, x)
     if pd is not None:
         sections.append(("Per-packet delay", [pd]))
+    pr = probe_figure(results, x)
+    if pr is not None:
+        sections.append(("RTT under load", [pr]))
     p = pantheon_figure(results, computed)
     if p is not None:
         sections.append(("Throughput against delay", [p]))

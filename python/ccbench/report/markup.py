@@ -17,6 +17,7 @@ pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:.85em}
 .verdicts{padding:.6em 1em;border-radius:6px;margin:1em 0} .verdicts.ok{background:#e8f5e9}
 p.bad{background:#fdecea;border:1px solid #b00020;padding:0.5em} .verdicts.bad{background:#fdecea} tr.bad td:first-child{color:#b00020;font-weight:bold}
 tr.ok td:first-child{color:#1b5e20;font-weight:bold}
+th[title]{text-decoration:underline dotted;cursor:help}
 """
 
 
@@ -28,16 +29,22 @@ def fmt(v, spec=".3f"):
     return html.escape(str(v))
 
 
-def table(rows: list[dict], cols: list[tuple[str, str, str]]) -> str:
-    """cols: (key, header, format spec); the first column is left-aligned."""
-    head = "".join(f'<th class="{"l" if i == 0 else ""}">{html.escape(h)}</th>'
-                   for i, (_, h, _) in enumerate(cols))
+def table(rows: list[dict], cols: list[tuple]) -> str:
+    """cols: (key, header, format spec[, hover text of the header]); the first column is
+    left-aligned."""
+    head = "".join(f'<th class="{"l" if i == 0 else ""}"{th_title(c[3] if len(c) > 3 else None)}>'
+                   f'{html.escape(c[1])}</th>' for i, c in enumerate(cols))
     body = []
     for r in rows:
-        cells = "".join(f'<td class="{"l" if i == 0 else ""}">{fmt(r.get(k), s)}</td>'
-                        for i, (k, _, s) in enumerate(cols))
+        cells = "".join(f'<td class="{"l" if i == 0 else ""}">{fmt(r.get(c[0]), c[2])}</td>'
+                        for i, c in enumerate(cols))
         body.append(f"<tr>{cells}</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def th_title(text: str | None) -> str:
+    """A header's hover text as an attribute (with a dotted underline: CSS ``th[title]``)."""
+    return "" if not text else f" title='{html.escape(text, quote=True)}'"
 
 
 def rate_text(bps):

@@ -36,18 +36,19 @@ def unread() -> _Unread:
 
 class Results:
     """The tables and metadata of one run. Absent tables are None (e.g. packets when off);
-    ``conns`` holds one row per short-flow arrival (groups with ``arrivals``), else None.
+    ``conns`` holds one row per short-flow arrival (groups with ``arrivals``), else None;
+    ``probes`` one row per latency probe (``scheme: probe`` groups), else None.
 
     A table named in `DEFERRED` is read from the folder when first used, so analyses that only
     need aggregates over it (`scan`) never hold it whole (docs/robustness.md)."""
 
     def __init__(self, path, meta: dict, packets=None, flows=None, queues=None, intervals=None,
-                 delay_hist=None, flowstats=None, conns=None):
+                 delay_hist=None, flowstats=None, conns=None, probes=None):
         self.path = Path(path)
         self.meta = meta
         self._tables = {"packets": packets, "flows": flows, "queues": queues,
                         "intervals": intervals, "delay_hist": delay_hist,
-                        "flowstats": flowstats, "conns": conns}
+                        "flowstats": flowstats, "conns": conns, "probes": probes}
 
     def _file(self, name: str) -> Path:
         return self.path / f"{name}.parquet"

@@ -43,6 +43,8 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
                   "app_bytes": U64, "start_ns": I64, "completed_ns": I64},
     "conns": {"conn": U32, "flow": U32, "size_bytes": U64, "start_ns": I64,
               "completed_ns": I64, "acked_bytes": U64, "retrans_pkts": U64},
+    # latency probes (scheme: probe): rtt_ns null = no echo came back
+    "probes": {"flow": U32, "seq": U64, "sent_ns": I64, "rtt_ns": I64},
 }
 #: Categories of the string columns (codes in the encoding).
 CATEGORIES = {("packets", "drop_reason"): ("none", "queue", "loss", "unseen", "channel"),

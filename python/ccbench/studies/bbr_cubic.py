@@ -398,6 +398,8 @@ def _figures(ctx: Ctx, df: pl.DataFrame, out: Output) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from ..plots.style import log_axis
     rates = sorted(set(df["rate_mbps"].to_list()))
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     for v, ls in (("mix-1+1", ":"), ("mix-2+2", "-"), ("mix-4+4", "--"), ("shallow-2+2", "-.")):
@@ -407,19 +409,20 @@ def _figures(ctx: Ctx, df: pl.DataFrame, out: Output) -> None:
                 axes[0].plot([p[0] for p in pts], [p[1] for p in pts], ls, marker="o",
                              label=f"{v} {rate:g} Mbit/s")
     axes[0].axhline(0.5, color="grey", lw=0.8)
-    axes[0].set(xscale="log", xlabel="buffer (BDP)", ylabel="BBR share", title="BBR share vs buffer")
+    axes[0].set(xlabel="buffer (BDP)", ylabel="BBR share", title="BBR share vs buffer")
     for v in ("bbr-4", "shallow-4", "mix-2+2"):
         g = df.filter(pl.col("variant") == v).group_by("bdp").agg(pl.col("loss_pct").mean()).sort("bdp")
         if g.height:
             axes[1].plot(g["bdp"], g["loss_pct"], marker="o", label=v)
-    axes[1].set(xscale="log", xlabel="buffer (BDP)", ylabel="loss %", title="bottleneck loss")
+    axes[1].set(xlabel="buffer (BDP)", ylabel="loss %", title="bottleneck loss")
     for v in ("bbr-4", "shallow-4", "cubic-4"):
         g = df.filter(pl.col("variant") == v).group_by("bdp").agg(pl.col("queue_bdp").mean()).sort("bdp")
         if g.height:
             axes[2].plot(g["bdp"], g["queue_bdp"], marker="o", label=v)
-    axes[2].set(xscale="log", yscale="log", xlabel="buffer (BDP)", ylabel="mean backlog (BDP)",
-                title="standing queue")
+    axes[2].set(xlabel="buffer (BDP)", ylabel="mean backlog (BDP)", title="standing queue")
+    log_axis(axes[2], "y")
     for a in axes:
+        log_axis(a, "x", df["bdp"].to_list())
         a.grid(alpha=0.3)
         a.legend(fontsize=7)
     fig.tight_layout()

@@ -783,7 +783,9 @@ def _figure(ctx: Ctx, e1: pl.DataFrame, e4: pl.DataFrame, out: Output) -> None:
         ax[0].plot(g["rtt"], g["util"], marker="o", label=cc)
         g = e4.filter(pl.col("cc") == cc).group_by("bdp").agg(pl.col("share").mean()).sort("bdp")
         ax[1].plot(g["bdp"], g["share"], marker="o", label=cc)
-    ax[0].set(xscale="log", xlabel="RTT (ms)", ylabel="utilisation", title="E1: one flow alone")
+    ax[0].set(xlabel="RTT (ms)", ylabel="utilisation", title="E1: one flow alone")
+    from ..plots.style import log_axis
+    log_axis(ax[0], "x", e1["rtt"].to_list())
     ax[1].set(xlabel="buffer (BDP)", ylabel="share against CUBIC", title="E4/H11")
     ax[1].axhline(0.5, color="grey", lw=0.8)
     for a in ax:

@@ -262,6 +262,8 @@ def _figure(ctx: Ctx, df: pl.DataFrame, out: Output) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from ..plots.style import log_axis
     pub = published()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     marks = {"reno": "o", "cubic": "s", "vegas": "^"}
@@ -281,7 +283,9 @@ def _figure(ctx: Ctx, df: pl.DataFrame, out: Output) -> None:
     for ax, lab in zip(axes, ("bulk goodput, KiB/s", "bulk RTT, s")):
         lim = [min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])]
         ax.plot(lim, lim, color="grey", lw=0.8)
-        ax.set(xscale="log", yscale="log", xlabel=f"published {lab}", ylabel=f"ccbench simulator {lab}")
+        ax.set(xlabel=f"published {lab}", ylabel=f"ccbench simulator {lab}")
+        log_axis(ax, "x")
+        log_axis(ax, "y")
         ax.grid(alpha=0.3)
     from matplotlib.lines import Line2D
     axes[0].legend(handles=[Line2D([], [], marker=m, ls="", color="k", label=c) for c, m in marks.items()]

@@ -6,7 +6,7 @@
 //! * [`sock_diag`]: the same samples of another program's socket through netlink sock_diag
 //!   (`monitor`, command schemes);
 //! * [`app`]: what the sending application writes (bulk, finite, app-rate, on/off);
-//! * [`tcp`], [`udp`], [`arrivals`]: the roles (receivers and senders);
+//! * [`tcp`], [`udp`], [`arrivals`], [`probe`]: the roles (receivers and senders);
 //! * [`launch`]: exec a program at an absolute time.
 //!
 //! Command lines:
@@ -21,6 +21,9 @@
 //! ccbench-agent udp-server --port P [--t0 T0] [--end E]
 //! ccbench-agent udp-client --dst ADDR --port P --rate BPS [--size IP_BYTES] [--t0 T0]
 //!                      [--start S] [--stop S2] [--end E] [--spin NS]
+//! ccbench-agent probe-server --port P [--t0 T0] [--end E]
+//! ccbench-agent probe-client --dst ADDR --port P --interval NS --size IP_BYTES --flow F
+//!                      --out DIR [--t0 T0] [--start S] [--stop S2] [--end E]
 //! ccbench-agent arrivals-client --dst ADDR --port P --cc NAME --arrivals JSON --seed S
 //!                      --flow F --t0 T0 [--start S] [--stop S2] --end E --out DIR
 //! ccbench-agent monitor --peer ADDR --port P --t0 T0 [--start S] --end E [--interval I]
@@ -47,6 +50,7 @@ use std::collections::HashMap;
 pub mod app;
 pub mod arrivals;
 pub mod control;
+pub mod probe;
 pub mod sock_diag;
 pub mod socket;
 pub mod tcp;

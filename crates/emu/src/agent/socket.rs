@@ -60,3 +60,32 @@ pub fn listen_on(port: u16, backlog: i32) -> i32 {
     set_nonblocking(lfd);
     lfd
 }
+
+/// A UDP socket, or exit.
+pub fn udp_socket() -> i32 {
+    // SAFETY: plain socket call.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    if fd < 0 {
+        die(1, &errno_msg("socket"));
+    }
+    fd
+}
+
+/// A non-blocking UDP socket bound to `port` on any address (receive buffer `rcvbuf` bytes
+/// when given), ready: "listening" is printed for the driver; or exit.
+pub fn udp_listen(port: u16, rcvbuf: Option<i32>) -> i32 {
+    let fd = udp_socket();
+    if let Some(sz) = rcvbuf {
+        // SAFETY: setting an int option on our own fd.
+        unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &sz as *const i32 as *const _, 4) };
+    }
+    let sa = sockaddr(0, port);
+    // SAFETY: binding our socket to a valid address.
+    if unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } != 0 {
+        die(1, &errno_msg("bind"));
+    }
+    set_nonblocking(fd);
+    println!("listening");
+    std::io::Write::flush(&mut std::io::stdout()).ok();
+    fd
+}

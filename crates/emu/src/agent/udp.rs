@@ -1,8 +1,6 @@
 //! UDP constant-bit-rate roles (the simulator's `udp` scheme).
 
-use std::io::Write;
-
-use super::socket::{set_nonblocking, sockaddr, udp_send_failure, wait_fd};
+use super::socket::{sockaddr, udp_listen, udp_send_failure, udp_socket, wait_fd};
 use super::{die, errno_msg, stop_time, Args, FOREVER};
 use crate::clock::{self, mono_ns};
 
@@ -11,20 +9,7 @@ pub fn udp_server(a: &Args) {
     let port = a.u64("port", None) as u16;
     let t0 = a.u64("t0", Some(mono_ns()));
     let end = t0 + a.u64("end", Some(FOREVER));
-    // SAFETY: plain socket calls on an fd we own, with valid pointers.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
-    if fd < 0 {
-        die(1, &errno_msg("socket"));
-    }
-    let sz: i32 = 8 << 20;
-    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &sz as *const i32 as *const _, 4) };
-    let sa = sockaddr(0, port);
-    if unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } != 0 {
-        die(1, &errno_msg("bind"));
-    }
-    set_nonblocking(fd);
-    println!("listening");
-    std::io::stdout().flush().ok();
+    let fd = udp_listen(port, Some(8 << 20));
     let (mut pkts, mut bytes) = (0u64, 0u64);
     let mut buf = vec![0u8; 65536];
     while mono_ns() < end {
@@ -57,12 +42,9 @@ pub fn udp_client(a: &Args) {
     let stop = stop_time(a, t0, end);
     let spin = a.u64("spin", Some(0));
     clock::set_timer_slack(1);
-    // SAFETY: plain socket calls on an fd we own, with valid pointers.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
-    if fd < 0 {
-        die(1, &errno_msg("socket"));
-    }
+    let fd = udp_socket();
     let sz: i32 = 4 << 20;
+    // SAFETY: plain socket calls on an fd we own, with valid pointers.
     unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &sz as *const i32 as *const _, 4) };
     let sa = sockaddr(u32::from(dst), port);
     if unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) } != 0 {

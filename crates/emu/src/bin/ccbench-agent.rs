@@ -1,7 +1,7 @@
 //! ccbench-agent: one end of one flow, run inside a host's network namespace (`emu::agent`
 //! has the command lines and the roles).
 
-use emu::agent::{self, arrivals, die, sock_diag, tcp, udp, Args};
+use emu::agent::{self, arrivals, die, probe, sock_diag, tcp, udp, Args};
 use emu::clock;
 
 fn main() {
@@ -22,6 +22,8 @@ fn main() {
         Some("udp-server") => udp::udp_server(&a),
         Some("arrivals-client") => arrivals::arrivals_client(&a),
         Some("udp-client") => udp::udp_client(&a),
+        Some("probe-server") => probe::probe_server(&a),
+        Some("probe-client") => probe::probe_client(&a),
         _ => die(2, "usage: ccbench-agent server|client|monitor --key value ... | launch --at T -- PROGRAM ..."),
     }
 }

@@ -4,9 +4,11 @@
 //! the summary tables) and its flow agents (flows, conns) all record through these.
 
 pub mod columns;
+pub mod probes;
 pub mod recorder;
 pub mod schema;
 
 pub use columns::{Col, Dtype, Table, NULL_I64};
+pub use probes::{probes_table, ProbeLog};
 pub use recorder::{conns_table, ConnRow, FlowRow, FlowSamples, QueueSamples, Recorder, NO_RECORD};
 pub use schema::{CA_STATES, DROP_REASONS};

@@ -100,6 +100,15 @@ pub const CONNS: Schema = &[
     ("retrans_pkts", U64),
 ];
 
+/// Latency probes (`scheme: probe`): one row per probe sent; `rtt_ns` null when no echo came
+/// back before the run ended.
+pub const PROBES: Schema = &[
+    ("flow", U32),
+    ("seq", U64),
+    ("sent_ns", I64),
+    ("rtt_ns", I64),
+];
+
 /// Every results table, in the order runs write them.
 pub const TABLES: &[(&str, Schema)] = &[
     ("packets", PACKETS),
@@ -109,6 +118,7 @@ pub const TABLES: &[(&str, Schema)] = &[
     ("delay_hist", DELAY_HIST),
     ("flowstats", FLOWSTATS),
     ("conns", CONNS),
+    ("probes", PROBES),
 ];
 
 /// A table of `schema` from its columns in schema order (a panic names a mismatch: the

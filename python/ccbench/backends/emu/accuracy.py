@@ -60,7 +60,7 @@ def accuracy(exp: dict, meta: dict) -> dict:
     for a in meta.get("agents", []):
         connected = a.get("connected", True) or (a.get("command") and seen.get(a.get("flow")))
         if a.get("error") or not connected:
-            reasons.append(f"flow {a['flow']}: {a.get('error') or 'did not connect'}")
+            reasons.append(f"flow {a['flow'] + 1}: {a.get('error') or 'did not connect'}")
     return {"accurate": not reasons, "inaccurate_reasons": reasons,
             "thresholds": {"release_p99_ns": p99_lim, "release_p999_ns": p999_lim,
                            "steal_frac": MAX_STEAL_FRAC, "engine_cpu_frac": MAX_ENGINE_CPU_FRAC,

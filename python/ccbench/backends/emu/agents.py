@@ -1,15 +1,15 @@
 """Command lines of the flow agents (`ccbench-agent`, crates/emu/src/agent): one receiver per
 flow in the destination's namespace, and one sender — bulk/finite TCP, app-rate and on/off
-TCP, UDP CBR, or Poisson short-flow arrivals — in the source's (docs/emulation.md,
-"Workloads"); for a datagram scheme both ends are `ccbench-dgram` (crates/emu/src/dgram_io.rs,
-docs/datagram.md)."""
+TCP, UDP CBR, Poisson short-flow arrivals, or latency probes (a UDP echo pair) — in the
+source's (docs/emulation.md, "Workloads"); for a datagram scheme both ends are `ccbench-dgram`
+(crates/emu/src/dgram_io.rs, docs/datagram.md)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 from ...config.tcpkeys import effective
-from .collect import conns_dir, flow_dir
+from .collect import conns_dir, flow_dir, probe_dir
 from .tcpset import socket_args
 from .common import AGENT_NICE, PORT_BASE, EmuError, binary
 
@@ -32,7 +32,8 @@ def receiver_argv(agent: Path, exp: dict, f: dict, t0: int, run_id: str) -> list
         return [str(dgram_binary()), "receiver", "--port", str(PORT_BASE + f["id"]),
                 *_dgram_scheme_args(exp, f), "--t0", str(t0), "--end", str(exp["duration_ns"]),
                 "--run", run_id, "--nice", str(AGENT_NICE)]
-    return ([str(agent), "udp-server" if f["scheme"] == "udp" else "server",
+    role = {"udp": "udp-server", "probe": "probe-server"}.get(f["scheme"], "server")
+    return ([str(agent), role,
              "--port", str(PORT_BASE + f["id"]), "--t0", str(t0),
              "--end", str(exp["duration_ns"]), "--run", run_id, "--nice", str(AGENT_NICE)]
             + (["--multi", "1"] if f.get("arrivals") else [])
@@ -76,6 +77,12 @@ def sender_argv(agent: Path, exp: dict, f: dict, dst_addr: str, t0: int, run_id:
         # simulator's UDP sources; no TCP_INFO samples (no flows rows, as in the simulator)
         return [str(agent), "udp-client", *common, "--rate", str(int(f["app_rate_bps"])),
                 "--size", str(min(1500, int(exp.get("mss", 1448)) + 52)), *tail]
+    if f.get("probe"):
+        # latency probes: a UDP echo pair; the client writes the probes table (probe.rs)
+        return [str(agent), "probe-client", *common,
+                "--interval", str(int(f["probe"]["interval_ns"])),
+                "--size", str(int(f["probe"]["size"])), "--flow", str(f["id"]),
+                "--out", str(probe_dir(work, f["id"])), *tail]
     if f.get("arrivals"):
         # Poisson short flows: one connection per arrival, the simulator's generator
         # (same seed stream, so the same arrival times and sizes); conns CSV per group

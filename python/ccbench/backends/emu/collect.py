@@ -1,6 +1,6 @@
 """Collection: the engine's tables (packets, queues and the summary tables intervals,
 delay_hist, flowstats — recorded in Rust through netmodel::records, as the simulator records
-them), the agents' flows and conns tables, and the engine's metadata."""
+them), the agents' flows, conns and probes tables, and the engine's metadata."""
 from __future__ import annotations
 
 import json
@@ -19,6 +19,21 @@ def flow_dir(work: Path, flow: int) -> Path:
 def conns_dir(work: Path, flow: int) -> Path:
     """Where the arrivals agent of template `flow` writes its group's conns table."""
     return work / f"conns{flow}"
+
+
+def probe_dir(work: Path, flow: int) -> Path:
+    """Where the probe agent of `flow` writes its probes table."""
+    return work / f"probes{flow}"
+
+
+def probes_table(exp: dict, work: Path) -> pl.DataFrame | None:
+    """The probe agents' tables as one `probes` table; None without probe flows."""
+    flows = [f for f in exp["flows"] if f.get("probe")]
+    if not flows:
+        return None
+    parts = [df for f in flows
+             if (df := read_columns(probe_dir(work, f["id"]), "probes")) is not None and df.height]
+    return pl.concat(parts).sort(["flow", "seq"]) if parts else empty("probes")
 
 
 def flows_table(exp: dict, work: Path) -> pl.DataFrame:
@@ -74,6 +89,9 @@ def collect(exp: dict, work: Path, agents: list[dict]):
         fs = fs.with_columns(pl.col("flow").replace_strict(acked, default=None, return_dtype=pl.UInt64)
                              .fill_null(pl.col("app_bytes")).alias("app_bytes"))
     tables["flowstats"] = fs
+    probes = probes_table(exp, work)
+    if probes is not None:
+        tables["probes"] = probes
     if exp.get("record_packets", True):
         tables["packets"] = read_columns(d, "packets")
         tables["emu_release"] = read_columns(d, "emu_release")

@@ -59,7 +59,7 @@ class CommandFlows:
         try:
             return template.format(**ph)
         except KeyError as e:
-            raise EmuError(f"flow {f['id']}: the {role} command uses {{{e.args[0]}}}, which is not "
+            raise EmuError(f"flow {f['id'] + 1}: the {role} command uses {{{e.args[0]}}}, which is not "
                            f"known before time 0 is fixed (receivers start first): "
                            f"use {{duration}}, {{port}}, {{dst}}, {{src}}") from None
 
@@ -107,10 +107,10 @@ class CommandFlows:
             p = subprocess.run([c["wrapper"], "run_first"], capture_output=True, text=True, timeout=20,
                                env=self._cmd_env(), cwd=self.work)
         except (OSError, subprocess.TimeoutExpired) as e:
-            raise EmuError(f"flow {f['id']}: `{c['wrapper']} run_first` failed: {e}") from None
+            raise EmuError(f"flow {f['id'] + 1}: `{c['wrapper']} run_first` failed: {e}") from None
         ans = p.stdout.strip().splitlines()[-1].strip() if p.stdout.strip() else ""
         if p.returncode != 0 or ans not in ("sender", "receiver"):
-            raise EmuError(f"flow {f['id']}: `{c['wrapper']} run_first` must print sender or "
+            raise EmuError(f"flow {f['id'] + 1}: `{c['wrapper']} run_first` must print sender or "
                            f"receiver, got {ans!r} (exit {p.returncode}) {p.stderr.strip()[-300:]}")
         return ans
 
@@ -132,10 +132,10 @@ class CommandFlows:
             deadline = time.monotonic() + 5.0
             while not self._listening(p.pid, port):
                 if p.poll() is not None:
-                    raise EmuError(f"flow {f['id']}: the {c['kind']} receiver exited ({p.returncode}) "
+                    raise EmuError(f"flow {f['id'] + 1}: the {c['kind']} receiver exited ({p.returncode}) "
                                    f"before listening on port {port}: {self._log_tail(self.cmd_procs[-1])}")
                 if time.monotonic() > deadline:
-                    self.notes.append(f"flow {f['id']}: nothing listened on port {port} within 5 s "
+                    self.notes.append(f"flow {f['id'] + 1}: nothing listened on port {port} within 5 s "
                                           f"of starting the receiver; started the sender anyway")
                     break
                 time.sleep(0.01)
@@ -165,7 +165,7 @@ class CommandFlows:
                                  preexec_fn=self.preexec(self.ns[f["src"]]))
             self.procs.append(p)
             if p.stdout.readline().strip() != "monitoring":
-                raise EmuError(f"flow {f['id']}: the TCP_INFO monitor did not start: "
+                raise EmuError(f"flow {f['id'] + 1}: the TCP_INFO monitor did not start: "
                                f"{p.stderr.read().strip() if p.poll() is not None else ''}")
             out.append((f, p))
         return out

@@ -230,13 +230,13 @@ class Controllers:
         except Exception as e:  # user code: stop the run with its traceback
             tb = traceback.format_exc()
             raise ControllerError(
-                f"flow {st.flow['id']} ({st.flow.get('label', '')}) at t={rep['t_ns'] / 1e9:.6f} s, "
+                f"flow {st.flow['id'] + 1} ({st.flow.get('label', '')}) at t={rep['t_ns'] / 1e9:.6f} s, "
                 f"in {type(st.obj).__name__}.{hook}:\n{tb.rstrip()}") from e
         if cmd is None:
             return
         if not isinstance(cmd, dict) or set(cmd) - {"cwnd", "pacing_rate"}:
             raise ControllerError(
-                f"flow {st.flow['id']}: {type(st.obj).__name__}.{hook} returned {cmd!r}; return "
+                f"flow {st.flow['id'] + 1}: {type(st.obj).__name__}.{hook} returned {cmd!r}; return "
                 "None or a dict with \"cwnd\" (packets) and/or \"pacing_rate\" (bit/s)")
         self._send(st, cmd, rep)
         st.latency_us.append((time.perf_counter() - t0) * 1e6)
@@ -245,14 +245,14 @@ class Controllers:
         rate = cmd.get("pacing_rate")
         if "pacing_rate" in cmd and rate != st.last.get("pacing_rate"):
             if rate is not None and not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
-                raise ControllerError(f"flow {st.flow['id']}: pacing_rate {rate!r} is not a "
+                raise ControllerError(f"flow {st.flow['id'] + 1}: pacing_rate {rate!r} is not a "
                                       "positive number of bit/s (or None)")
             _write(st.sender, {"pacing_rate": rate})
             st.last["pacing_rate"] = rate
         cwnd = cmd.get("cwnd")
         if "cwnd" in cmd and cwnd != st.last.get("cwnd"):
             if cwnd is not None and not (isinstance(cwnd, (int, float)) and cwnd >= 1):
-                raise ControllerError(f"flow {st.flow['id']}: cwnd {cwnd!r} is not a number of "
+                raise ControllerError(f"flow {st.flow['id'] + 1}: cwnd {cwnd!r} is not a number of "
                                       "packets ≥ 1 (or None)")
             clamp = 0 if cwnd is None else int(cwnd * int(rep.get("mss") or 1448))
             _write(st.receiver, {"window_clamp": clamp})

@@ -173,10 +173,11 @@ def leftover_checks() -> list[Check]:
 
 
 def experiment_schemes(experiment: dict) -> list[str]:
-    """Kernel congestion controls the experiment needs (not command schemes, not UDP sources)."""
+    """Kernel congestion controls the experiment needs (not command schemes, not UDP sources
+    or latency probes)."""
     from .agents import kernel_cc
     return sorted({kernel_cc(f) for f in experiment.get("flows", [])
-                   if not f.get("command") and not f.get("bpf") and f["scheme"] != "udp"
+                   if not f.get("command") and not f.get("bpf") and f["scheme"] not in ("udp", "probe")
                    and f.get("transport") != "dgram"})
 
 
@@ -192,8 +193,9 @@ def preflight(experiment: dict) -> list[Check]:
     for f in experiment.get("flows", []):
         if f.get("command"):
             continue
-        # UDP CBR, app-rate, on/off and arrivals run on the agent (docs/emulation.md, "Workloads")
-        if f["scheme"] == "udp":
+        # UDP CBR, probes, app-rate, on/off and arrivals run on the agent (docs/emulation.md,
+        # "Workloads")
+        if f["scheme"] in ("udp", "probe"):
             continue
         if f.get("transport") == "dgram":  # ccbench-dgram, in user space (docs/datagram.md)
             if binary("dgram") is None:
@@ -204,13 +206,13 @@ def preflight(experiment: dict) -> list[Check]:
         if f.get("bpf"):
             from .bpf import missing
             if (why := missing()) is not None:
-                problems.append(f"flow {f['id']} ({f.get('label', '')}) is a BPF scheme: {why}")
+                problems.append(f"flow {f['id'] + 1} ({f.get('label', '')}) is a BPF scheme: {why}")
             continue
         if f.get("python"):
             from .control import is_controller
             if not is_controller(f["python"], dict(f.get("params") or {})):
                 problems.append(
-                    f"flow {f['id']} ({f.get('label', '')}) is a per-ACK Python scheme ({f['python']}): "
+                    f"flow {f['id'] + 1} ({f.get('label', '')}) is a per-ACK Python scheme ({f['python']}): "
                     "per-ACK hooks run in the simulator's TCP endpoint only; on the kernel a "
                     "periodic ccbench.cc.Controller can drive the flow through socket options "
                     "(docs/python-schemes.md, \"On the kernel\"). Fix: run it with --backend sim, "
@@ -219,18 +221,18 @@ def preflight(experiment: dict) -> list[Check]:
             kcc = f.get("kernel_cc") or "cubic"
             if kcc not in avail:
                 problems.append(
-                    f"flow {f['id']} ({f.get('label', '')}): the controller's kernel congestion "
+                    f"flow {f['id'] + 1} ({f.get('label', '')}): the controller's kernel congestion "
                     f"control {kcc!r} is not offered by this kernel (available: {' '.join(avail)}). "
                     f"Fix: set scheme.kernel to one of them")
             continue
         if f["scheme"] not in avail:
             problems.append(
-                f"flow {f['id']} ({f.get('label', '')}) uses congestion control {f['scheme']!r}, which "
+                f"flow {f['id'] + 1} ({f.get('label', '')}) uses congestion control {f['scheme']!r}, which "
                 f"this kernel does not offer (available: {' '.join(avail) or 'none'}). "
                 f"Fix: modprobe tcp_{f['scheme']}, or run this experiment on the simulator (--backend sim)")
         if f.get("params"):
             problems.append(
-                f"flow {f['id']} ({f.get('label', '')}) sets parameters {f['params']} of {f['scheme']}: "
+                f"flow {f['id'] + 1} ({f.get('label', '')}) sets parameters {f['params']} of {f['scheme']}: "
                 "kernel algorithms take module-wide parameters (/sys/module/tcp_*/parameters), not "
                 "per-flow ones. Fix: remove params for --backend emu")
     # flow groups whose own tcp settings would need two values in one namespace or route

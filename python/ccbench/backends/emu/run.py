@@ -181,7 +181,7 @@ class Emulation:
         for f, p in zip(self.agent_flows, servers):
             line = p.stdout.readline()
             if line.strip() != "listening":
-                raise EmuError(f"receiver of flow {f['id']} did not start: {line.strip()} "
+                raise EmuError(f"receiver of flow {f['id'] + 1} did not start: {line.strip()} "
                                f"{p.stderr.read().strip() if p.poll() is not None else ''}")
         clients = []
         for f in self.agent_flows:
@@ -409,7 +409,7 @@ class Emulation:
                     summary = json.loads(line)
                     break
             if p.returncode == 3:
-                raise EmuError(f"flow {f['id']}: {summary.get('error') or err.strip()}")
+                raise EmuError(f"flow {f['id'] + 1}: {summary.get('error') or err.strip()}")
             if f.get("command"):
                 summary["command"] = f["command"]["kind"]
                 if f.get("_run_first"):

@@ -87,8 +87,9 @@ class HostPlan:
 
 def _tcp_flows(exp: dict) -> list[dict]:
     """The flows whose endpoints are kernel TCP sockets of the agents (not command schemes,
-    whose programs open their own, nor UDP sources)."""
-    return [f for f in exp.get("flows", []) if not f.get("command") and f.get("scheme") != "udp"]
+    whose programs open their own, nor UDP sources and latency probes)."""
+    return [f for f in exp.get("flows", []) if not f.get("command")
+            and f.get("scheme") not in ("udp", "probe")]
 
 
 def _hosts(exp: dict) -> list[str]:
@@ -123,7 +124,7 @@ def _choose(exp: dict, k: TcpKey, text, asking: list[dict], where: str, problems
 def _conflict(exp: dict, k: TcpKey, by_value: dict[Any, list[dict]], where: str) -> str:
     uses = [o.name for o in TABLE for a in k.kernel if isinstance(a, Sysctl) and o.field in a.uses]
     named = f"tcp.{k.name}" + "".join(f" (with tcp.{u})" for u in uses)
-    asks = "; ".join(f"flow {fs[0]['id']} ({fs[0].get('label', '')}) needs {v if v is not None else 'none'}"
+    asks = "; ".join(f"flow {fs[0]['id'] + 1} ({fs[0].get('label', '')}) needs {v if v is not None else 'none'}"
                      for v, fs in by_value.items())
     return (f"{named}: the flow groups' own tcp settings disagree on {where}, which the kernel "
             f"holds once for all their connections ({asks}). Fix: give these groups hosts of "
