@@ -143,7 +143,10 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed);
+registry!(fixed, ledbat);
+
+#[cfg(test)]
+mod testlink;
 
 /// All registered datagram schemes.
 pub fn schemes() -> impl Iterator<Item = &'static SchemeInfo> {
