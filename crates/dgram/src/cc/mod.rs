@@ -143,7 +143,9 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed, ledbat);
+registry!(fixed, ledbat, pcc_vivace);
+
+mod pcc_mi;
 
 #[cfg(test)]
 mod testlink;
