@@ -143,7 +143,7 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed, ledbat, pcc_vivace);
+registry!(fixed, ledbat, pcc_vivace, pcc_allegro);
 
 mod pcc_mi;
 
