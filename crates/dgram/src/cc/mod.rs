@@ -143,7 +143,7 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed, ledbat, pcc_vivace, pcc_allegro, quic_cubic, scream);
+registry!(fixed, ledbat, pcc_vivace, pcc_allegro, quic_cubic, scream, verus);
 
 mod pcc_mi;
 
