@@ -143,7 +143,7 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed, ledbat, pcc_vivace, pcc_allegro, quic_cubic, scream, verus, sprout);
+registry!(fixed, ledbat, pcc_vivace, pcc_allegro, pcc_udt, quic_cubic, scream, verus, sprout);
 
 mod pcc_mi;
 
