@@ -203,10 +203,8 @@ impl Allegro {
     }
 
     fn drain(&mut self) {
-        while let Some(m) = self.mis.pop_finished() {
-            if m.useful {
-                self.on_result(m);
-            }
+        while let Some(m) = self.mis.pop_useful() {
+            self.on_result(m);
         }
     }
 }

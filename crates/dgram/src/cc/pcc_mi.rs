@@ -147,6 +147,16 @@ impl MiQueue {
             None
         }
     }
+    /// The oldest finished interval that is useful; finished intervals that are not are
+    /// dropped on the way.
+    pub fn pop_useful(&mut self) -> Option<Mi> {
+        while let Some(m) = self.pop_finished() {
+            if m.useful {
+                return Some(m);
+            }
+        }
+        None
+    }
     /// Useful intervals opened and not yet popped.
     pub fn useful_pending(&self) -> usize {
         self.mis.iter().filter(|m| m.useful).count()

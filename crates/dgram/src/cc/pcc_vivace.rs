@@ -278,18 +278,14 @@ impl DgramCc for Vivace {
         }
         self.min_rtt_ns = self.min_rtt_ns.min(a.rtt_ns);
         self.mis.on_ack(a.seq, a.bytes, a.sent_ns, a.rtt_ns);
-        while let Some(m) = self.mis.pop_finished() {
-            if m.useful {
-                self.on_result(m);
-            }
+        while let Some(m) = self.mis.pop_useful() {
+            self.on_result(m);
         }
     }
     fn on_loss(&mut self, l: &Lost) {
         self.mis.on_loss(l.seq, l.bytes);
-        while let Some(m) = self.mis.pop_finished() {
-            if m.useful {
-                self.on_result(m);
-            }
+        while let Some(m) = self.mis.pop_useful() {
+            self.on_result(m);
         }
     }
     fn control(&self) -> Control {
