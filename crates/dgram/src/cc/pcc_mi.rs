@@ -10,6 +10,18 @@ use std::collections::VecDeque;
 /// Bits in PCC's "Mbit" (PCC-Uspace and the original PCC use 2^20).
 pub const MBIT: f64 = 1_048_576.0;
 
+/// The rate order of `pairs` probing pairs, drawn at random per pair: for each pair `[true,
+/// false]` (higher rate first) or `[false, true]`.
+pub fn pair_order(rng: &mut netmodel::Rng, pairs: usize) -> Vec<bool> {
+    let mut v = Vec::with_capacity(2 * pairs);
+    for _ in 0..pairs {
+        let hi_first = rng.next_u64() & 1 == 0;
+        v.push(hi_first);
+        v.push(!hi_first);
+    }
+    v
+}
+
 #[derive(Clone, Debug)]
 pub struct Mi {
     pub rate_bps: f64,

@@ -21,7 +21,7 @@
 //! 100 ms rescaled by the first RTT as in `pcc-vivace` (the UDT build's initial window was not
 //! checked); non-useful intervals are sent at the current rate.
 
-use super::pcc_mi::{Mi, MiQueue, MBIT};
+use super::pcc_mi::{pair_order, Mi, MiQueue, MBIT};
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
 use netmodel::Rng;
 
@@ -85,12 +85,7 @@ fn utility(m: &Mi) -> f64 {
 impl PccUdt {
     fn plan_probes(&mut self) {
         self.probes = vec![None; 4];
-        self.plan.clear();
-        for _ in 0..2 {
-            let hi = self.rng.next_u64() & 1 == 0;
-            self.plan.push(hi);
-            self.plan.push(!hi);
-        }
+        self.plan = pair_order(&mut self.rng, 2);
         self.mis.mark_all_useless();
     }
 

@@ -33,7 +33,7 @@
 //! a piecewise table and its boundary 0.05 + 0.06·k with a 1.3 Mbit/s floor. Set
 //! `latency-coef` / `loss-coef` to approach it; the piecewise terms are not reproduced.
 
-use super::pcc_mi::{Mi, MiQueue, MBIT};
+use super::pcc_mi::{pair_order, Mi, MiQueue, MBIT};
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
 use netmodel::Rng;
 
@@ -86,12 +86,7 @@ impl Vivace {
 
     fn plan_probes(&mut self) {
         self.probes = vec![None; 2 * self.groups];
-        self.probe_plan.clear();
-        for _ in 0..self.groups {
-            let hi_first = self.rng.next_u64() & 1 == 0;
-            self.probe_plan.push(hi_first);
-            self.probe_plan.push(!hi_first);
-        }
+        self.probe_plan = pair_order(&mut self.rng, self.groups);
     }
 
     /// Direction each probe pair votes for: true = the higher rate had the higher utility.
