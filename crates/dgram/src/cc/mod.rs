@@ -143,7 +143,12 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed, aimd_dgram);
+registry!(fixed, aimd_dgram, ledbat, pcc_vivace, pcc_allegro, pcc_udt, quic_cubic, scream, verus, sprout, remy);
+
+mod pcc_mi;
+
+#[cfg(test)]
+mod testlink;
 
 /// All registered datagram schemes.
 pub fn schemes() -> impl Iterator<Item = &'static SchemeInfo> {
@@ -188,5 +193,29 @@ mod tests {
         assert!(e.contains("known: fixed"), "{e}");
         let e = make("fixed", &serde_json::json!({"bogus": 1}), 1).err().unwrap();
         assert!(e.contains("valid: rate-mbps"), "{e}");
+    }
+
+    /// Every registered scheme builds from its defaults, and from each declared default given
+    /// explicitly (the table and the range checks agree).
+    #[test]
+    fn every_scheme_builds_from_its_declared_defaults() {
+        for s in schemes() {
+            if s.params.iter().any(|p| p.default.is_nan()) {
+                continue; // a required, non-numeric parameter (tao's rule-table file): own tests
+            }
+            let c = make(s.name, &serde_json::Value::Null, 1).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+            assert_eq!(c.name(), s.name);
+            let ctl = c.control();
+            assert!(ctl.rate_bps.is_some() || ctl.cwnd_bytes.is_some(), "{}", s.name);
+            for p in s.params {
+                // integral defaults written as integers, as an experiment file would
+                let v = if p.default.fract() == 0.0 {
+                    serde_json::json!({ p.name: p.default as i64 })
+                } else {
+                    serde_json::json!({ p.name: p.default })
+                };
+                make(s.name, &v, 1).unwrap_or_else(|e| panic!("{} {}={}: {e}", s.name, p.name, p.default));
+            }
+        }
     }
 }
