@@ -93,6 +93,8 @@ def fmt_default(v) -> str:
     """A parameter default as people write it: integers without a point, others to 6 digits."""
     if isinstance(v, bool):
         return str(v).lower()
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "required"    # no default (e.g. tao's rule-table path)
     if isinstance(v, (int, float)) and math.isfinite(v) and float(v) == int(v) and abs(v) < 1e15:
         return str(int(v))
     return f"{v:.6g}"
