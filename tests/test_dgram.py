@@ -131,3 +131,25 @@ def test_coco_layouts_name_datagram_schemes_too(tmp_path):
     r = run(tmp_path, exp)
     assert r.flowstats["delivered_pkts"].min() > 100
     assert "cc_cwnd_pkts" in r.flows.columns
+
+
+def test_a_file_parameter_is_found_next_to_the_experiment_and_keys_the_run(tmp_path, monkeypatch):
+    """tao reads a rule table named by a parameter: the path is resolved as trace files are
+    (relative to the experiment file too) and the file's content is part of the run key."""
+    import ccbench.api as api
+    from ccbench import config
+    from ccbench.campaign.plan import run_key
+    (tmp_path / "t.dna").write_bytes(b"one")
+    exp = tmp_path / "e.yaml"
+    exp.write_text("duration: 1\ncentral: {rate: 10Mbit, delay: 5ms}\n"
+                   "flows:\n  - {scheme: tao, params: {dna: t.dna}}\n")
+    monkeypatch.chdir("/")
+    a = config.load(exp, schemes=api.registry())
+    assert a["flows"][0]["params"]["dna"] == str(tmp_path / "t.dna")
+    (tmp_path / "t.dna").write_bytes(b"two")
+    b = config.load(exp, schemes=api.registry())
+    assert run_key(a, "sim", 1, "v") != run_key(b, "sim", 1, "v")
+    exp.write_text(exp.read_text().replace("t.dna", "missing.dna"))
+    with pytest.raises(config.ConfigErrors) as e:
+        config.load(exp, schemes=api.registry())
+    assert "flows[0].params.dna" in str(e.value) and "not found" in str(e.value)

@@ -75,6 +75,12 @@ class Conditions:
         return out
 
 
+def find_file(value: Any, path: tuple, what: str) -> str:
+    """The file ``value`` names, relative to the current directory or the experiment file's;
+    a ConfigError naming ``path`` otherwise."""
+    return _find_file(value, path, what)
+
+
 def _find_file(value: Any, path: tuple, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(path, f"{show(value)} is not a file name",
@@ -514,4 +520,4 @@ PRESETS: dict[str, dict] = {
 
 
 __all__ = ["Conditions", "parse_delay", "parse_jitter", "parse_loss", "parse_trace",
-           "parse_promotion", "PRESETS", "BASE_DIR"]
+           "parse_promotion", "PRESETS", "BASE_DIR", "find_file"]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from ..cc import sources
+
 from .commands import is_command_scheme, parse_command_scheme
-from .errors import Collector, show
+from .conditions import find_file
+from .errors import Collector, ConfigError, show
 from .keys import MS, SEC, Key, canon, get, take
 from .links import LINK_RESERVED, SIDE_CONDITION_KEYS, parse_central, parse_side
 from .model import GroupSpec, RunSpec
@@ -209,8 +213,29 @@ def _group_scheme(g: dict, spec: GroupSpec, path: tuple, registry: Registry | No
                             errs.add(e)
                 name = canonical
                 spec.transport = registry.transport.get(name, "tcp")
+                _file_params(params, ppaths, registry.params.get(name, {}), spec, errs)
             spec.scheme = name
         spec.params = params
+
+
+def _file_params(params: dict, ppaths: dict, defaults: dict, spec: GroupSpec,
+                 errs: Collector) -> None:
+    """A text parameter the registry gives no default (a file the scheme reads, e.g. tao's
+    rule table): the path found as trace files are (relative to the experiment file's
+    directory too), made absolute, and the file's SHA-256 kept with the flow, so that a changed
+    file re-runs the runs that read it."""
+    files = []
+    for k, v in params.items():
+        if isinstance(v, str) and k in defaults and defaults[k] is None:
+            try:
+                found = os.path.abspath(find_file(v, ppaths[k], f"the file of parameter {k}"))
+            except ConfigError as e:
+                errs.add(e)
+                continue
+            params[k] = found
+            files.append(found)
+    if files:
+        spec.file_sha256 = sources.combined(files)
 
 
 def _group_times(g: dict, spec: GroupSpec, duration_ns: int | None, errs: Collector) -> None:

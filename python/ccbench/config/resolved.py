@@ -77,6 +77,7 @@ def flow_entry(i: int, gi: int, g: GroupSpec, where: str, direction: str, src: s
         **({"kernel_cc": g.kernel_cc} if g.kernel_cc else {}),
         **({"bpf": dict(g.bpf)} if g.bpf else {}),
         **({"transport": g.transport} if g.transport != "tcp" else {}),
+        **({"source_sha256": g.file_sha256} if g.file_sha256 else {}),
         **g.workload,
     }
 
