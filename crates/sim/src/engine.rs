@@ -254,6 +254,11 @@ impl Sim {
             capture: None,
             noise: exp.host_noise.as_ref().map(|c| Box::new(Noise::new(c, exp.seed, n_links))),
         };
+        if let Some(n) = sim.noise.as_deref_mut() {
+            for (e, l) in n.exits.iter_mut().zip(&sim.links) {
+                e.in_order = l.fifo_exit();
+            }
+        }
         for f in &exp.flows {
             if f.start_ns < sim.end {
                 sim.push(f.start_ns, Kind::Start, f.id);
@@ -312,6 +317,10 @@ impl Sim {
     /// Write pcapng captures of this run (see [`crate::capture`]); call before running.
     pub fn set_capture(&mut self, cfg: &CaptureConfig, exp: &Experiment) -> Result<(), String> {
         self.capture = Some(Box::new(Capture::new(cfg, exp)?));
+        // A capture writes each packet's exit when it happens: every exit is an event again.
+        if let Some(n) = self.noise.as_deref_mut() {
+            n.exits.iter_mut().for_each(|e| e.in_order = false);
+        }
         Ok(())
     }
 
@@ -411,6 +420,9 @@ impl Sim {
             }
         }
         self.now = self.now.max(until);
+        if self.noise.is_some() {
+            self.exits_reached(until);
+        }
     }
 
     pub fn finished(&self) -> bool {
@@ -428,19 +440,35 @@ impl Sim {
                 self.flush_sender(c);
             }
         }
-        while let Some((m, _)) = self.links[l as usize].pop_arrival(now) {
-            if self.capture.is_some() {
-                self.capture_exit(l, m);
-            }
-            if self.noise.is_some() {
-                self.exit_noisy(l, m);
-            } else {
-                self.forward(m, false);
+        if self.in_order_exit(l) {
+            self.exit_in_order(l);
+        } else {
+            while let Some((m, _)) = self.links[l as usize].pop_arrival(now) {
+                if self.capture.is_some() {
+                    self.capture_exit(l, m);
+                }
+                if self.noise.is_some() {
+                    self.exit_noisy(l, m);
+                } else {
+                    self.forward(m, false);
+                }
             }
         }
         self.collect_drops(l);
-        let t = self.links[l as usize].next_event_time();
+        self.wake_link(l);
+    }
+
+    /// Link `l`'s one wake-up: its next arrival, or with host noise on an in-order exit
+    /// ([`Sim::exit_in_order`]) the next hand-over.
+    #[inline(always)]
+    fn wake_link(&mut self, l: u32) {
+        let t = if self.in_order_exit(l) { self.next_hand_over(l) } else { self.links[l as usize].next_event_time() };
         self.wake(Kind::Link, l, t);
+    }
+
+    #[inline(always)]
+    fn in_order_exit(&self, l: u32) -> bool {
+        self.noise.as_deref().is_some_and(|n| n.exits[l as usize].in_order)
     }
 
     #[inline]
@@ -469,52 +497,6 @@ impl Sim {
         self.drop_scratch.clear();
     }
 
-    /// Host noise on: a packet left link `l`; the next node takes it after its processing
-    /// delay. Arrival at a host is recorded now (the moment it reaches the host, as the
-    /// emulator records the write into the host's TUN).
-    fn exit_noisy(&mut self, l: u32, m: PktMeta) {
-        let hop = ((m.id & HOP_MASK) >> HOP_SHIFT) as usize + 1;
-        let route = &self.routes[self.conn_flow[m.flow as usize] as usize];
-        let to_host = hop >= if m.id & ACK_BIT != 0 { route.1.len() } else { route.0.len() };
-        if to_host {
-            let p = self.pkts.items[(m.id & IDX_MASK) as usize];
-            let data = match p.seg {
-                Seg::Data(d) => !d.syn,
-                Seg::Udp => true,
-                Seg::Ack(_) => false,
-            };
-            if data {
-                self.data_in_net -= 1;
-                self.rec.delivered(self.now, p.flow, p.size, p.sent_ns, p.rec);
-            }
-        }
-        let noise = self.noise.as_deref_mut().expect("noise on");
-        if noise.push_exit(l, self.now, m, to_host) {
-            let t = noise.front(l).expect("just queued");
-            self.push(t, Kind::Exit, l);
-        }
-    }
-
-    /// Link `l`'s exit FIFO hands over every packet due by now.
-    fn on_exit(&mut self, l: u32) {
-        let now = self.now;
-        loop {
-            let noise = self.noise.as_deref_mut().expect("noise on");
-            let q = &mut noise.exits[l as usize].queue;
-            match q.front() {
-                Some(&(t, m)) if t <= now => {
-                    q.pop_front();
-                    self.forward(m, true);
-                }
-                Some(&(t, _)) => {
-                    self.push(t, Kind::Exit, l);
-                    return;
-                }
-                None => return,
-            }
-        }
-    }
-
     /// Put a packet onto link `l` now.
     fn enqueue(&mut self, l: u32, meta: PktMeta) {
         if self.capture.is_some() {
@@ -522,8 +504,7 @@ impl Sim {
         }
         self.links[l as usize].enqueue(self.now, meta);
         self.collect_drops(l);
-        let t = self.links[l as usize].next_event_time();
-        self.wake(Kind::Link, l, t);
+        self.wake_link(l);
     }
 
     /// A packet reached the far end of its current link: next hop or its destination host.
@@ -688,8 +669,7 @@ impl Sim {
                 w.push(c);
             }
             self.links[first as usize].set_host_waiting(true);
-            let t = self.links[first as usize].next_event_time();
-            self.wake(Kind::Link, first, t);
+            self.wake_link(first);
         }
         let t = self.sender_of(c).and_then(|s| s.next_timer());
         self.wake(Kind::Sender, c, t);
@@ -944,3 +924,10 @@ mod workload_tests;
 #[cfg(test)]
 #[path = "csma_tests.rs"]
 mod csma_tests;
+
+#[cfg(test)]
+#[path = "noise_tests.rs"]
+mod noise_tests;
+
+#[path = "exits.rs"]
+mod exits;
