@@ -348,6 +348,15 @@ impl Link {
         }
     }
 
+    /// Nothing queued, nothing being serialised, no frame in backoff: until the next
+    /// `enqueue`, time changes nothing a queue sample reads (occupancy, counters, marks,
+    /// sojourn), so a sample taken now stays valid.
+    pub fn quiescent(&self) -> bool {
+        self.tx.is_none()
+            && self.queue.len_packets() == 0
+            && self.csma.as_ref().is_none_or(|d| matches!(d.phase, Phase::Ready))
+    }
+
     /// Whether a TCP Small Queues owner waits for this link's next transmission to complete.
     #[inline]
     pub fn host_waiting(&self) -> bool {

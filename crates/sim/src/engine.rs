@@ -28,7 +28,7 @@ use crate::cc::external::ExternalCc;
 use crate::experiment::{Experiment, FlowConfig, UDP_SCHEME};
 use crate::noise::Noise;
 use crate::output::{Output, RunStats};
-use netmodel::records::{conns_table, ConnRow, Recorder, NO_RECORD};
+use netmodel::records::{conns_table, ConnRow, QueueRow, Recorder, NO_RECORD};
 use crate::tcp::{AckSeg, DataSeg, TcpConfig, TcpReceiver, TcpSender};
 use crate::workload::{AppAction, AppModel, Arrivals};
 
@@ -186,6 +186,9 @@ pub struct Sim {
     /// Per link: connections stopped by TCP Small Queues on it, polled again when one of its
     /// transmissions completes (empty unless a flow has `tsq` on).
     tsq_waiters: Vec<Vec<u32>>,
+    /// Per link: its last `queues` row while it is quiescent and no packet was offered to it
+    /// since (`on_sample` repeats the row without touching the link).
+    quiet_rows: Vec<Option<QueueRow>>,
 }
 
 impl Sim {
@@ -250,6 +253,7 @@ impl Sim {
             cc_scratch: Vec::new(),
             drop_scratch: Vec::new(),
             tsq_waiters: vec![Vec::new(); n_links],
+            quiet_rows: vec![None; n_links],
             ext,
             capture: None,
             noise: exp.host_noise.as_ref().map(|c| Box::new(Noise::new(c, exp.seed, n_links))),
@@ -502,6 +506,7 @@ impl Sim {
         if self.capture.is_some() {
             self.capture_enter(l, meta);
         }
+        self.quiet_rows[l as usize] = None;
         self.links[l as usize].enqueue(self.now, meta);
         self.collect_drops(l);
         self.wake_link(l);
@@ -835,12 +840,20 @@ impl Sim {
             self.rec.flows.push(now, f as u32, &s.row(), &self.cc_scratch);
         }
         for l in 0..self.links.len() {
+            // A link quiescent at its last sample and not offered a packet since has the same
+            // row: no need to bring it up to now (thousands of idle access links).
+            if let Some(r) = self.quiet_rows[l] {
+                self.rec.queues.push_row(now, l as u32, &r);
+                continue;
+            }
             // Serialisations that ended by now may have dequeued (and, for AQMs, dropped).
             self.links[l].sync(now);
             self.collect_drops(l as u32);
-        }
-        for (i, l) in self.links.iter().enumerate() {
-            self.rec.queues.push(now, i as u32, l);
+            let r = QueueRow::of(&self.links[l]);
+            self.rec.queues.push_row(now, l as u32, &r);
+            if self.links[l].quiescent() {
+                self.quiet_rows[l] = Some(r);
+            }
         }
         let next = now + self.sample_ns;
         if next <= self.end {

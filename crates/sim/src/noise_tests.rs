@@ -1,7 +1,9 @@
 //! Event-loop tests of host noise on in-order link exits (`Sim::exit_in_order`): one wake-up
-//! per packet and hop gives the tables of one event at the arrival and one at the hand-over.
+//! per packet and hop gives the tables of one event at the arrival and one at the hand-over;
+//! and of the queue rows repeated for quiescent links (`Sim::quiet_rows`).
 
 use super::*;
+use crate::output::Col;
 
 const SEC: u64 = 1_000_000_000;
 
@@ -83,4 +85,36 @@ fn stepping_a_noisy_run_changes_nothing() {
     for ((n, a), (_, b)) in bytes(&stepped).iter().zip(&bytes(&whole)) {
         assert!(a == b, "{n} differs");
     }
+}
+
+/// `on_sample` repeats the last row of a link that stayed quiescent (`quiet_rows`) instead of
+/// reading it: every row must still be what the link reads at that instant. An on/off flow
+/// leaves its links idle for seconds and then busy again.
+#[test]
+fn repeated_queue_rows_are_what_the_links_read() {
+    let mut e = exp();
+    e.host_noise = None;
+    e.flows[1].onoff = Some(netmodel::app::OnOff { on_ns: 300_000_000, off_ns: 700_000_000 });
+    let mut sim = Sim::new(&e).unwrap();
+    let (step, n) = (e.sample_interval_ns, sim.links.len());
+    let mut repeated = 0;
+    let mut k = 0;
+    while !sim.finished() {
+        sim.run_until(k * step);
+        repeated += sim.quiet_rows.iter().filter(|r| r.is_some()).count();
+        let chunk = sim.drain_records(1);
+        let q = chunk.iter().find(|t| t.name == "queues").expect("a row per link");
+        let Some(Col::U64(tx)) = q.get("tx_bytes") else { panic!() };
+        let Some(Col::U32(pk)) = q.get("packets") else { panic!() };
+        let Some(Col::F64(so)) = q.get("sojourn_us") else { panic!() };
+        assert_eq!(tx.len(), n);
+        for l in 0..n {
+            sim.links[l].sync(k * step);
+            let r = QueueRow::of(&sim.links[l]);
+            assert_eq!((tx[l], pk[l]), (r.tx_bytes, r.packets), "link {l} at tick {k}");
+            assert!(so[l].to_bits() == r.sojourn_us.to_bits(), "link {l} at tick {k}");
+        }
+        k += 1;
+    }
+    assert!(repeated > 100, "{repeated} repeated rows");
 }

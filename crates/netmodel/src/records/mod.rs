@@ -8,5 +8,5 @@ pub mod recorder;
 pub mod schema;
 
 pub use columns::{Col, Dtype, Table, NULL_I64};
-pub use recorder::{conns_table, ConnRow, FlowRow, FlowSamples, QueueSamples, Recorder, NO_RECORD};
+pub use recorder::{conns_table, ConnRow, FlowRow, FlowSamples, QueueRow, QueueSamples, Recorder, NO_RECORD};
 pub use schema::{CA_STATES, DROP_REASONS};
