@@ -74,18 +74,19 @@ impl Sim {
     #[inline]
     pub(super) fn exit_arrival(&mut self, l: u32, t: u64) -> Option<(u64, PktMeta)> {
         let (m, arr) = self.links[l as usize].pop_arrival(t)?;
-        let to_host = self.to_host(m);
+        let (h, to_host) = match self.noise.as_deref_mut().expect("noise on").exits[l as usize].ahead.take() {
+            Some((id, h, to_host)) => {
+                debug_assert_eq!(id, m.id);
+                (h, to_host)
+            }
+            None => {
+                let to_host = self.to_host(m);
+                (self.noise.as_deref_mut().expect("noise on").draw(l, arr, to_host), to_host)
+            }
+        };
         if to_host {
             self.record_delivery(m, arr);
         }
-        let noise = self.noise.as_deref_mut().expect("noise on");
-        let h = match noise.exits[l as usize].ahead.take() {
-            Some((id, h)) => {
-                debug_assert_eq!(id, m.id);
-                h
-            }
-            None => noise.draw(l, arr, to_host),
-        };
         Some((h, m))
     }
 
@@ -107,14 +108,14 @@ impl Sim {
     pub(super) fn next_hand_over(&mut self, l: u32) -> Option<u64> {
         let front = self.noise.as_deref().expect("noise on").exits[l as usize].queue.front().map(|&(t, _)| t);
         let mut t = front.or_else(|| {
-            if let Some((_, h)) = self.noise.as_deref().expect("noise on").exits[l as usize].ahead {
+            if let Some((_, h, _)) = self.noise.as_deref().expect("noise on").exits[l as usize].ahead {
                 return Some(h);
             }
             let (m, arr) = self.links[l as usize].peek_arrival()?;
             let to_host = self.to_host(m);
             let noise = self.noise.as_deref_mut().expect("noise on");
             let h = noise.draw(l, arr, to_host);
-            noise.exits[l as usize].ahead = Some((m.id, h));
+            noise.exits[l as usize].ahead = Some((m.id, h, to_host));
             Some(h)
         });
         if self.links[l as usize].host_waiting() {

@@ -89,7 +89,7 @@ struct Sampler {
 }
 
 impl Sampler {
-    const BUCKETS: usize = 256;
+    const BUCKETS: usize = 256; // = 2^8: the top 8 bits of the draw
 
     fn new(table: &[(f64, u64)]) -> Self {
         assert!(!table.is_empty() && table.len() < 256, "noise tables have 1..255 points");
@@ -104,13 +104,21 @@ impl Sampler {
 
     #[inline]
     fn sample(&self, rng: &mut Rng) -> u64 {
-        let u = rng.next_f64();
+        // u = Rng::next_f64(), and floor(u · 256) = its top 8 bits, without float conversions
+        let x = rng.next_u64();
+        let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
         let t = &self.table;
-        let mut i = self.start[(u * Self::BUCKETS as f64) as usize] as usize;
+        let mut i = self.start[(x >> 56) as usize] as usize;
         while i < t.len() && t[i].0 <= u {
             i += 1;
         }
-        interpolate(t, i, u)
+        if i >= t.len() {
+            return t[t.len() - 1].1;
+        }
+        let (p0, v0) = t[i - 1];
+        let (p1, v1) = t[i];
+        // as interpolate(); the product is in [0, v1 - v0], so the i64 conversion is exact
+        v0 + ((u - p0) / (p1 - p0) * (v1 - v0) as f64) as i64 as u64
     }
 }
 
@@ -132,10 +140,11 @@ pub struct ExitFifo {
     last: u64,
     pub queue: std::collections::VecDeque<(u64, netmodel::PktMeta)>,
     /// On a link whose packets leave in order ([`netmodel::Link::fifo_exit`]): the hand-over
-    /// time already drawn for the packet that will leave next (its handle id), so that the
+    /// time already drawn for the packet that will leave next (its handle id; whether it goes
+    /// to a host), so that the
     /// link's one wake-up can be at that time instead of one at the arrival and another at
     /// the hand-over. The draws stay one per packet in exit order, as without it.
-    pub ahead: Option<(u32, u64)>,
+    pub ahead: Option<(u32, u64, bool)>,
     /// Whether the link's exit uses `ahead` (set by the loop).
     pub in_order: bool,
 }
