@@ -40,6 +40,18 @@ enum Seg {
     Udp,
 }
 
+impl Seg {
+    /// Whether it is a data packet of the records (not a SYN, not an ACK).
+    #[inline]
+    fn is_data(&self) -> bool {
+        match self {
+            Seg::Data(d) => !d.syn,
+            Seg::Udp => true,
+            Seg::Ack(_) => false,
+        }
+    }
+}
+
 /// IPv4 (20) + UDP (8) header bytes of a datagram.
 pub const UDP_HDR_BYTES: u32 = 28;
 
@@ -488,12 +500,7 @@ impl Sim {
         for i in 0..self.drop_scratch.len() {
             let (m, why) = self.drop_scratch[i];
             let p = self.pkts.remove(m.id & IDX_MASK);
-            let data = match p.seg {
-                Seg::Data(d) => !d.syn,
-                Seg::Udp => true,
-                Seg::Ack(_) => false,
-            };
-            if data {
+            if p.seg.is_data() {
                 self.data_in_net -= 1;
                 self.rec.dropped(self.now, p.flow, p.size, l, p.rec, why);
             }

@@ -9,7 +9,7 @@
 
 use netmodel::PktMeta;
 
-use super::{Kind, Seg, Sim, ACK_BIT, HOP_MASK, HOP_SHIFT, IDX_MASK};
+use super::{Kind, Sim, ACK_BIT, HOP_MASK, HOP_SHIFT, IDX_MASK};
 
 impl Sim {
     /// Host noise on: a packet left link `l`; the next node takes it after its processing
@@ -139,12 +139,7 @@ impl Sim {
     /// Record the delivery of packet `m` (if it carries data) to its host at `t`.
     pub(super) fn record_delivery(&mut self, m: PktMeta, t: u64) {
         let p = self.pkts.items[(m.id & IDX_MASK) as usize];
-        let data = match p.seg {
-            Seg::Data(d) => !d.syn,
-            Seg::Udp => true,
-            Seg::Ack(_) => false,
-        };
-        if data {
+        if p.seg.is_data() {
             self.data_in_net -= 1;
             self.rec.delivered(t, p.flow, p.size, p.sent_ns, p.rec);
         }
