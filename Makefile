@@ -71,8 +71,12 @@ bpf:
 	  ($(call apt_install,clang llvm libbpf-dev bpftool)) || \
 	  echo "note: no clang/libbpf/bpftool and no way to install them; the BPF scheme tests will be skipped"
 
+# Speed against ns-3 (benches/run.py), then the regression guard: the headline figures of this
+# commit appended to benches/history/bench.jsonl (benches/history.py, docs/benchmarks.md).
 bench: build
+	cargo build --release --quiet -p ccbench-sim --bin ccsim
 	$(PY) benches/run.py
+	$(PY) benches/history.py
 
 # The example campaigns (examples/campaigns/): run, aggregate, plot into results/campaigns/.
 campaigns: build

@@ -329,6 +329,40 @@ impl Link {
         }
     }
 
+    /// Whether packets leave this link in the order they were put on the wire and nothing but
+    /// their arrivals needs the owner's attention: not reordering, not on a shared channel, and
+    /// a queue that drops only at enqueue. Then [`Link::peek_arrival`] names the next packet to
+    /// leave, so an owner can act on it (draw its host's processing delay) before it arrives.
+    pub fn fifo_exit(&self) -> bool {
+        !self.reorder && self.csma.is_none() && !self.queue.drops_at_dequeue()
+    }
+
+    /// The next packet to reach the far end and its arrival time, without advancing the link
+    /// (`fifo_exit` links only); `None` if no packet is on its way.
+    #[inline]
+    pub fn peek_arrival(&self) -> Option<(PktMeta, Nanos)> {
+        debug_assert!(!self.reorder && self.csma.is_none());
+        match self.pipe.front() {
+            Some(&front) => Some(front),
+            None => self.tx.and_then(|(p, end, arr)| (end != Nanos::MAX).then_some((p, arr))),
+        }
+    }
+
+    /// Nothing queued, nothing being serialised, no frame in backoff: until the next
+    /// `enqueue`, time changes nothing a queue sample reads (occupancy, counters, marks,
+    /// sojourn), so a sample taken now stays valid.
+    pub fn quiescent(&self) -> bool {
+        self.tx.is_none()
+            && self.queue.len_packets() == 0
+            && self.csma.as_ref().is_none_or(|d| matches!(d.phase, Phase::Ready))
+    }
+
+    /// Whether a TCP Small Queues owner waits for this link's next transmission to complete.
+    #[inline]
+    pub fn host_waiting(&self) -> bool {
+        self.host.as_ref().is_some_and(|h| h.waiting)
+    }
+
     /// The next packet that has reached the far end by `now`, if any.
     pub fn pop_arrival(&mut self, now: Nanos) -> Option<(PktMeta, Nanos)> {
         self.advance(now);

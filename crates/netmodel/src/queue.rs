@@ -150,6 +150,10 @@ impl DropTail {
 }
 
 impl Qdisc for DropTail {
+    fn drops_at_dequeue(&self) -> bool {
+        false
+    }
+
     fn enqueue(&mut self, now: Nanos, mut pkt: PktMeta, drops: &mut Vec<PktMeta>) {
         if over_limit(self.limit_packets, self.limit_bytes, self.fifo.len(), self.fifo.bytes(), pkt.size) {
             if !self.head_drop || self.limit_bytes.is_some_and(|l| pkt.size as u64 > l) || self.limit_packets == Some(0) {

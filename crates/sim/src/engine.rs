@@ -28,7 +28,7 @@ use crate::cc::external::ExternalCc;
 use crate::experiment::{Experiment, FlowConfig, UDP_SCHEME};
 use crate::noise::Noise;
 use crate::output::{Output, RunStats};
-use netmodel::records::{conns_table, ConnRow, Recorder, NO_RECORD};
+use netmodel::records::{conns_table, ConnRow, QueueRow, Recorder, NO_RECORD};
 use crate::tcp::{AckSeg, DataSeg, TcpConfig, TcpReceiver, TcpSender};
 use crate::workload::{AppAction, AppModel, Arrivals};
 use netmodel::scenario::Transport;
@@ -49,6 +49,18 @@ enum Seg {
     DgramAck(u32),
     /// A latency probe (`echo`: its way back; probe.rs).
     Probe { seq: u64, echo: bool },
+}
+
+impl Seg {
+    /// Whether it is a data packet of the records (not a SYN, not an ACK).
+    #[inline]
+    fn is_data(&self) -> bool {
+        match self {
+            Seg::Data(d) => !d.syn,
+            Seg::Udp | Seg::DgramData(_) => true,
+            Seg::Ack(_) | Seg::DgramAck(_) | Seg::Probe { .. } => false,
+        }
+    }
 }
 
 /// IPv4 (20) + UDP (8) header bytes of a datagram.
@@ -201,6 +213,9 @@ pub struct Sim {
     /// Per link: connections stopped by TCP Small Queues on it, polled again when one of its
     /// transmissions completes (empty unless a flow has `tsq` on).
     tsq_waiters: Vec<Vec<u32>>,
+    /// Per link: its last `queues` row while it is quiescent and no packet was offered to it
+    /// since (`on_sample` repeats the row without touching the link).
+    quiet_rows: Vec<Option<QueueRow>>,
 }
 
 impl Sim {
@@ -269,10 +284,16 @@ impl Sim {
             cc_scratch: Vec::new(),
             drop_scratch: Vec::new(),
             tsq_waiters: vec![Vec::new(); n_links],
+            quiet_rows: vec![None; n_links],
             ext,
             capture: None,
             noise: exp.host_noise.as_ref().map(|c| Box::new(Noise::new(c, exp.seed, n_links))),
         };
+        if let Some(n) = sim.noise.as_deref_mut() {
+            for (e, l) in n.exits.iter_mut().zip(&sim.links) {
+                e.in_order = l.fifo_exit();
+            }
+        }
         for f in &exp.flows {
             if f.start_ns < sim.end {
                 sim.push(f.start_ns, Kind::Start, f.id);
@@ -331,6 +352,10 @@ impl Sim {
     /// Write pcapng captures of this run (see [`crate::capture`]); call before running.
     pub fn set_capture(&mut self, cfg: &CaptureConfig, exp: &Experiment) -> Result<(), String> {
         self.capture = Some(Box::new(Capture::new(cfg, exp)?));
+        // A capture writes each packet's exit when it happens: every exit is an event again.
+        if let Some(n) = self.noise.as_deref_mut() {
+            n.exits.iter_mut().for_each(|e| e.in_order = false);
+        }
         Ok(())
     }
 
@@ -430,6 +455,9 @@ impl Sim {
             }
         }
         self.now = self.now.max(until);
+        if self.noise.is_some() {
+            self.exits_reached(until);
+        }
     }
 
     pub fn finished(&self) -> bool {
@@ -447,19 +475,35 @@ impl Sim {
                 self.flush_sender(c);
             }
         }
-        while let Some((m, _)) = self.links[l as usize].pop_arrival(now) {
-            if self.capture.is_some() {
-                self.capture_exit(l, m);
-            }
-            if self.noise.is_some() {
-                self.exit_noisy(l, m);
-            } else {
-                self.forward(m, false);
+        if self.in_order_exit(l) {
+            self.exit_in_order(l);
+        } else {
+            while let Some((m, _)) = self.links[l as usize].pop_arrival(now) {
+                if self.capture.is_some() {
+                    self.capture_exit(l, m);
+                }
+                if self.noise.is_some() {
+                    self.exit_noisy(l, m);
+                } else {
+                    self.forward(m, false);
+                }
             }
         }
         self.collect_drops(l);
-        let t = self.links[l as usize].next_event_time();
+        self.wake_link(l);
+    }
+
+    /// Link `l`'s one wake-up: its next arrival, or with host noise on an in-order exit
+    /// ([`Sim::exit_in_order`]) the next hand-over.
+    #[inline(always)]
+    fn wake_link(&mut self, l: u32) {
+        let t = if self.in_order_exit(l) { self.next_hand_over(l) } else { self.links[l as usize].next_event_time() };
         self.wake(Kind::Link, l, t);
+    }
+
+    #[inline(always)]
+    fn in_order_exit(&self, l: u32) -> bool {
+        self.noise.as_deref().is_some_and(|n| n.exits[l as usize].in_order)
     }
 
     #[inline]
@@ -492,61 +536,15 @@ impl Sim {
         self.drop_scratch.clear();
     }
 
-    /// Host noise on: a packet left link `l`; the next node takes it after its processing
-    /// delay. Arrival at a host is recorded now (the moment it reaches the host, as the
-    /// emulator records the write into the host's TUN).
-    fn exit_noisy(&mut self, l: u32, m: PktMeta) {
-        let hop = ((m.id & HOP_MASK) >> HOP_SHIFT) as usize + 1;
-        let route = &self.routes[self.conn_flow[m.flow as usize] as usize];
-        let to_host = hop >= if m.id & ACK_BIT != 0 { route.1.len() } else { route.0.len() };
-        if to_host {
-            let p = self.pkts.items[(m.id & IDX_MASK) as usize];
-            let data = match p.seg {
-                Seg::Data(d) => !d.syn,
-                Seg::Udp | Seg::DgramData(_) => true,
-                Seg::Ack(_) | Seg::DgramAck(_) | Seg::Probe { .. } => false,
-            };
-            if data {
-                self.data_in_net -= 1;
-                self.rec.delivered(self.now, p.flow, p.size, p.sent_ns, p.rec);
-            }
-        }
-        let noise = self.noise.as_deref_mut().expect("noise on");
-        if noise.push_exit(l, self.now, m, to_host) {
-            let t = noise.front(l).expect("just queued");
-            self.push(t, Kind::Exit, l);
-        }
-    }
-
-    /// Link `l`'s exit FIFO hands over every packet due by now.
-    fn on_exit(&mut self, l: u32) {
-        let now = self.now;
-        loop {
-            let noise = self.noise.as_deref_mut().expect("noise on");
-            let q = &mut noise.exits[l as usize].queue;
-            match q.front() {
-                Some(&(t, m)) if t <= now => {
-                    q.pop_front();
-                    self.forward(m, true);
-                }
-                Some(&(t, _)) => {
-                    self.push(t, Kind::Exit, l);
-                    return;
-                }
-                None => return,
-            }
-        }
-    }
-
     /// Put a packet onto link `l` now.
     fn enqueue(&mut self, l: u32, meta: PktMeta) {
         if self.capture.is_some() {
             self.capture_enter(l, meta);
         }
+        self.quiet_rows[l as usize] = None;
         self.links[l as usize].enqueue(self.now, meta);
         self.collect_drops(l);
-        let t = self.links[l as usize].next_event_time();
-        self.wake(Kind::Link, l, t);
+        self.wake_link(l);
     }
 
     /// A packet reached the far end of its current link: next hop or its destination host.
@@ -722,8 +720,7 @@ impl Sim {
                 w.push(c);
             }
             self.links[first as usize].set_host_waiting(true);
-            let t = self.links[first as usize].next_event_time();
-            self.wake(Kind::Link, first, t);
+            self.wake_link(first);
         }
         let t = self.sender_of(c).and_then(|s| s.next_timer());
         self.wake(Kind::Sender, c, t);
@@ -910,12 +907,20 @@ impl Sim {
             self.rec.flows.push(now, f as u32, &s.row(), &self.cc_scratch);
         }
         for l in 0..self.links.len() {
+            // A link quiescent at its last sample and not offered a packet since has the same
+            // row: no need to bring it up to now (thousands of idle access links).
+            if let Some(r) = self.quiet_rows[l] {
+                self.rec.queues.push_row(now, l as u32, &r);
+                continue;
+            }
             // Serialisations that ended by now may have dequeued (and, for AQMs, dropped).
             self.links[l].sync(now);
             self.collect_drops(l as u32);
-        }
-        for (i, l) in self.links.iter().enumerate() {
-            self.rec.queues.push(now, i as u32, l);
+            let r = QueueRow::of(&self.links[l]);
+            self.rec.queues.push_row(now, l as u32, &r);
+            if self.links[l].quiescent() {
+                self.quiet_rows[l] = Some(r);
+            }
         }
         let next = now + self.sample_ns;
         if next <= self.end {
@@ -1005,3 +1010,10 @@ mod workload_tests;
 #[cfg(test)]
 #[path = "csma_tests.rs"]
 mod csma_tests;
+
+#[cfg(test)]
+#[path = "noise_tests.rs"]
+mod noise_tests;
+
+#[path = "exits.rs"]
+mod exits;

@@ -65,12 +65,61 @@ impl NoiseConfig {
 pub fn sample(table: &[(f64, u64)], rng: &mut Rng) -> u64 {
     let u = rng.next_f64();
     let i = table.partition_point(|&(p, _)| p <= u);
+    interpolate(table, i, u)
+}
+
+/// The table's value at `u`, given `i` = the first point with probability above `u`.
+#[inline]
+fn interpolate(table: &[(f64, u64)], i: usize, u: f64) -> u64 {
     if i >= table.len() {
         return table[table.len() - 1].1;
     }
     let (p0, v0) = table[i - 1];
     let (p1, v1) = table[i];
     v0 + ((u - p0) / (p1 - p0) * (v1 - v0) as f64) as u64
+}
+
+/// [`sample`] with the binary search replaced by a lookup: `start[b]` is the first point with
+/// probability above `b / BUCKETS`, so the point for `u` is found by stepping forward from
+/// `start[floor(u · BUCKETS)]` (at most a step or two for the measured tables). The same `i`,
+/// the same arithmetic: the values are bit-for-bit those of [`sample`].
+struct Sampler {
+    table: Vec<(f64, u64)>,
+    start: Box<[u8; Sampler::BUCKETS]>,
+}
+
+impl Sampler {
+    const BUCKETS: usize = 256; // = 2^8: the top 8 bits of the draw
+
+    fn new(table: &[(f64, u64)]) -> Self {
+        assert!(!table.is_empty() && table.len() < 256, "noise tables have 1..255 points");
+        let mut start = Box::new([0u8; Self::BUCKETS]);
+        for (b, s) in start.iter_mut().enumerate() {
+            // b / BUCKETS is exact in f64, as is u · BUCKETS below (a power of two)
+            let lo = b as f64 / Self::BUCKETS as f64;
+            *s = table.partition_point(|&(p, _)| p <= lo) as u8;
+        }
+        Sampler { table: table.to_vec(), start }
+    }
+
+    #[inline]
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        // u = Rng::next_f64(), and floor(u · 256) = its top 8 bits, without float conversions
+        let x = rng.next_u64();
+        let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        let t = &self.table;
+        let mut i = self.start[(x >> 56) as usize] as usize;
+        while i < t.len() && t[i].0 <= u {
+            i += 1;
+        }
+        if i >= t.len() {
+            return t[t.len() - 1].1;
+        }
+        let (p0, v0) = t[i - 1];
+        let (p1, v1) = t[i];
+        // as interpolate(); the product is in [0, v1 - v0], so the i64 conversion is exact
+        v0 + ((u - p0) / (p1 - p0) * (v1 - v0) as f64) as i64 as u64
+    }
 }
 
 /// Stream ids: `NOISE_STREAM ^ (link id)` for link exits, `TIMER_STREAM` for timers.
@@ -87,15 +136,26 @@ pub fn clocked_rate(cfg: &NoiseConfig, seed: u64, id: u32, rate_bps: u64) -> u64
 /// One link's exit: packets waiting for the next node's processing, in order.
 pub struct ExitFifo {
     rng: Rng,
-    /// Hand-over time of the last packet queued here.
+    /// Hand-over time of the last packet whose delay was drawn here.
     last: u64,
     pub queue: std::collections::VecDeque<(u64, netmodel::PktMeta)>,
+    /// On a link whose packets leave in order ([`netmodel::Link::fifo_exit`]): the hand-over
+    /// time already drawn for the packet that will leave next (its handle id; whether it goes
+    /// to a host), so that the
+    /// link's one wake-up can be at that time instead of one at the arrival and another at
+    /// the hand-over. The draws stay one per packet in exit order, as without it.
+    pub ahead: Option<(u32, u64, bool)>,
+    /// Whether the link's exit uses `ahead` (set by the loop).
+    pub in_order: bool,
 }
 
 /// The noise state of one run.
 pub struct Noise {
     pub cfg: NoiseConfig,
     pub exits: Vec<ExitFifo>,
+    host: Sampler,
+    router: Sampler,
+    timer: Sampler,
     timer_rng: Rng,
     /// Per event target: (requested time, slackened time) of its last timer.
     memo: Vec<(u64, u64)>,
@@ -106,8 +166,11 @@ impl Noise {
         Noise {
             cfg: cfg.clone(),
             exits: (0..n_links)
-                .map(|l| ExitFifo { rng: Rng::new(seed, NOISE_STREAM ^ l as u64), last: 0, queue: Default::default() })
+                .map(|l| ExitFifo { rng: Rng::new(seed, NOISE_STREAM ^ l as u64), last: 0, queue: Default::default(), ahead: None, in_order: false })
                 .collect(),
+            host: Sampler::new(&cfg.host_ns),
+            router: Sampler::new(&cfg.router_ns),
+            timer: Sampler::new(&cfg.timer_ns),
             timer_rng: Rng::new(seed, TIMER_STREAM),
             memo: Vec::new(),
         }
@@ -116,12 +179,21 @@ impl Noise {
     /// Queue `m` at link `l`'s exit at `now` for a host (`to_host`) or a router; returns
     /// `true` if the FIFO was empty (the caller schedules its wake-up at [`Noise::front`]).
     pub fn push_exit(&mut self, l: u32, now: u64, m: netmodel::PktMeta, to_host: bool) -> bool {
-        let table = if to_host { &self.cfg.host_ns } else { &self.cfg.router_ns };
+        let t = self.draw(l, now, to_host);
         let e = &mut self.exits[l as usize];
-        let t = (now + sample(table, &mut e.rng)).max(e.last);
-        e.last = t;
         e.queue.push_back((t, m));
         e.queue.len() == 1
+    }
+
+    /// The hand-over time at link `l`'s exit of the next packet to leave it, which leaves at
+    /// `now` for a host (`to_host`) or a router: `max(now + delay, previous hand-over)`.
+    #[inline]
+    pub fn draw(&mut self, l: u32, now: u64, to_host: bool) -> u64 {
+        let s = if to_host { &self.host } else { &self.router };
+        let e = &mut self.exits[l as usize];
+        let t = (now + s.sample(&mut e.rng)).max(e.last);
+        e.last = t;
+        t
     }
 
     pub fn front(&self, l: u32) -> Option<u64> {
@@ -138,7 +210,7 @@ impl Noise {
         if req == t {
             return got;
         }
-        let s = t.saturating_add(sample(&self.cfg.timer_ns, &mut self.timer_rng));
+        let s = t.saturating_add(self.timer.sample(&mut self.timer_rng));
         self.memo[tg] = (t, s);
         s
     }
@@ -160,6 +232,22 @@ mod tests {
         assert!((q(0.7) as i64 - 1500).abs() < 30, "{}", q(0.7));
         assert_eq!(*xs.last().unwrap(), 10_000);
         assert!(xs[(0.995 * xs.len() as f64) as usize] == 10_000);
+    }
+
+    #[test]
+    fn the_lookup_sampler_draws_what_the_search_draws() {
+        let tables: [&[(f64, u64)]; 3] = [
+            &[(0.0, 1000), (0.1, 16200), (0.2, 18700), (0.5, 22200), (0.9, 38000), (0.95, 56000), (0.99, 101700)],
+            &[(0.0, 5)],
+            &[(0.0, 0), (0.001, 7), (0.00390625, 9), (0.5, 10), (0.50001, 400), (1.0, 1000)],
+        ];
+        for t in tables {
+            let s = Sampler::new(t);
+            let (mut a, mut b) = (Rng::new(9, 1), Rng::new(9, 1));
+            for _ in 0..200_000 {
+                assert_eq!(s.sample(&mut a), sample(t, &mut b));
+            }
+        }
     }
 
     #[test]

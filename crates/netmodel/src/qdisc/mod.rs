@@ -40,6 +40,12 @@ pub trait Qdisc: Send {
     fn sojourn_ns(&self) -> Option<Nanos> {
         None
     }
+    /// Whether `dequeue` may drop packets (AQMs that drop at the head). A loop that touches
+    /// the link less often then records such drops at other instants; see
+    /// [`crate::Link::fifo_exit`].
+    fn drops_at_dequeue(&self) -> bool {
+        true
+    }
 }
 
 /// The codepoint change of a CE mark (Linux `INET_ECN_set_ce`): returns whether the packet is

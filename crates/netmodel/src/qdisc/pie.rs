@@ -383,6 +383,10 @@ impl Pie {
 }
 
 impl Qdisc for Pie {
+    fn drops_at_dequeue(&self) -> bool {
+        false
+    }
+
     fn enqueue(&mut self, now: Nanos, mut pkt: PktMeta, drops: &mut Vec<PktMeta>) {
         self.catch_up(now);
         let admit = !over_limit(self.limit_packets, self.limit_bytes, self.fifo.len(), self.fifo.bytes(), pkt.size)

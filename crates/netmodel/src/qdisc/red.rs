@@ -254,6 +254,10 @@ impl Red {
 }
 
 impl Qdisc for Red {
+    fn drops_at_dequeue(&self) -> bool {
+        false
+    }
+
     fn enqueue(&mut self, now: Nanos, mut pkt: PktMeta, drops: &mut Vec<PktMeta>) {
         self.update_average(now);
         let congestion_drop = match self.action() {

@@ -10,5 +10,5 @@ pub mod schema;
 
 pub use columns::{Col, Dtype, Table, NULL_I64};
 pub use probes::{probes_table, ProbeLog};
-pub use recorder::{conns_table, ConnRow, FlowRow, FlowSamples, QueueSamples, Recorder, NO_RECORD};
+pub use recorder::{conns_table, ConnRow, FlowRow, FlowSamples, QueueRow, QueueSamples, Recorder, NO_RECORD};
 pub use schema::{CA_STATES, DROP_REASONS};

@@ -106,7 +106,13 @@ impl FlowSamples {
         for col in self.cc.iter_mut() {
             col.1.push(f64::NAN);
         }
-        for &(name, v) in cc {
+        for (k, &(name, v)) in cc.iter().enumerate() {
+            // Flows of one scheme give their values in one order, that of the columns: try
+            // column k before searching by name.
+            if let Some(c) = self.cc.get_mut(k).filter(|c| c.0 == name) {
+                c.1[row] = v;
+                continue;
+            }
             match self.cc.iter_mut().find(|c| c.0 == name) {
                 Some(c) => c.1[row] = v,
                 None => {
@@ -165,6 +171,35 @@ impl FlowSamples {
     }
 }
 
+/// The values of one `queues` row but its time and link.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QueueRow {
+    pub packets: u32,
+    pub bytes: u64,
+    pub drops: u64,
+    pub dropped_bytes: u64,
+    pub tx_bytes: u64,
+    pub loss_drops: u64,
+    pub marks: u64,
+    pub sojourn_us: f64,
+}
+
+impl QueueRow {
+    /// Link `l` as it is (call `Link::sync(now)` first).
+    pub fn of(l: &Link) -> Self {
+        QueueRow {
+            packets: l.queue_packets() as u32,
+            bytes: l.queue_bytes(),
+            drops: l.stats.dropped_pkts,
+            dropped_bytes: l.stats.dropped_bytes,
+            tx_bytes: l.stats.tx_bytes,
+            loss_drops: l.stats.lost_pkts,
+            marks: l.queue_marks(),
+            sojourn_us: l.queue_sojourn_ns().map_or(f64::NAN, |s| s as f64 / 1000.0),
+        }
+    }
+}
+
 /// The `queues` table: one row per link per sample instant.
 #[derive(Default)]
 pub struct QueueSamples {
@@ -196,16 +231,22 @@ impl QueueSamples {
 
     /// Sample link `id` at `now` (call `Link::sync(now)` first).
     pub fn push(&mut self, now: u64, id: u32, l: &Link) {
+        self.push_row(now, id, &QueueRow::of(l));
+    }
+
+    /// A row of link `id` at `now` with the values of `r` (taken earlier from a link that has
+    /// not changed since, see [`crate::Link::quiescent`]).
+    pub fn push_row(&mut self, now: u64, id: u32, r: &QueueRow) {
         self.time.push(now as i64);
         self.link.push(id);
-        self.packets.push(l.queue_packets() as u32);
-        self.bytes.push(l.queue_bytes());
-        self.drops.push(l.stats.dropped_pkts);
-        self.dropped_bytes.push(l.stats.dropped_bytes);
-        self.tx_bytes.push(l.stats.tx_bytes);
-        self.loss_drops.push(l.stats.lost_pkts);
-        self.marks.push(l.queue_marks());
-        self.sojourn_us.push(l.queue_sojourn_ns().map_or(f64::NAN, |s| s as f64 / 1000.0));
+        self.packets.push(r.packets);
+        self.bytes.push(r.bytes);
+        self.drops.push(r.drops);
+        self.dropped_bytes.push(r.dropped_bytes);
+        self.tx_bytes.push(r.tx_bytes);
+        self.loss_drops.push(r.loss_drops);
+        self.marks.push(r.marks);
+        self.sojourn_us.push(r.sojourn_us);
     }
 
     pub fn table(self) -> Table {
