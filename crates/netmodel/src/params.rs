@@ -8,6 +8,24 @@ pub struct ParamInfo {
     pub doc: &'static str,
 }
 
+/// A scheme's parameters from JSON (an object or null), every name checked against the
+/// scheme's declared table: the typed view, or the error naming the unknown parameter and the
+/// valid ones.
+pub fn checked<'a>(scheme: &'a str, declared: &[ParamInfo], params: &'a serde_json::Value)
+                   -> Result<Params<'a>, String> {
+    let obj = match params {
+        serde_json::Value::Null => None,
+        serde_json::Value::Object(m) => Some(m),
+        other => return Err(format!("parameters of scheme {scheme:?} must be an object or null, got {other}")),
+    };
+    if let Some(k) = obj.and_then(|m| m.keys().find(|k| !declared.iter().any(|p| p.name == k.as_str()))) {
+        let valid: Vec<&str> = declared.iter().map(|p| p.name).collect();
+        return Err(format!("unknown parameter {k:?} for scheme {scheme:?}; valid parameters: {}",
+                           if valid.is_empty() { "(none)".to_string() } else { valid.join(", ") }));
+    }
+    Ok(Params { scheme, obj })
+}
+
 /// Typed access to a scheme's JSON parameters (already checked for unknown names).
 pub struct Params<'a> {
     pub scheme: &'a str,

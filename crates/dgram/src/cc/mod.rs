@@ -161,25 +161,7 @@ pub fn make(name: &str, params: &serde_json::Value, seed: u64) -> Result<Box<dyn
         let known: Vec<&str> = schemes().map(|s| s.name).collect();
         format!("unknown datagram scheme {:?}; known: {}", name, known.join(", "))
     })?;
-    let obj = match params {
-        serde_json::Value::Null => None,
-        serde_json::Value::Object(m) => Some(m),
-        other => return Err(format!("parameters of scheme {:?} must be an object or null, got {}", name, other)),
-    };
-    if let Some(m) = obj {
-        for k in m.keys() {
-            if !info.params.iter().any(|p| p.name == k) {
-                let valid: Vec<&str> = info.params.iter().map(|p| p.name).collect();
-                return Err(format!(
-                    "unknown parameter {:?} of scheme {:?}; valid: {}",
-                    k,
-                    name,
-                    if valid.is_empty() { "none".to_string() } else { valid.join(", ") }
-                ));
-            }
-        }
-    }
-    (info.make)(&Params { scheme: info.name, obj }, seed)
+    (info.make)(&netmodel::params::checked(info.name, info.params, params)?, seed)
 }
 
 #[cfg(test)]
@@ -192,7 +174,7 @@ mod tests {
         let e = make("nope", &serde_json::Value::Null, 1).err().unwrap();
         assert!(e.contains("known: fixed"), "{e}");
         let e = make("fixed", &serde_json::json!({"bogus": 1}), 1).err().unwrap();
-        assert!(e.contains("valid: rate-mbps"), "{e}");
+        assert!(e.contains("valid parameters: rate-mbps"), "{e}");
     }
 
     /// Every registered scheme builds from its defaults, and from each declared default given

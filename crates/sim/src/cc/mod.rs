@@ -479,30 +479,7 @@ pub fn make(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestion
         let known: Vec<&str> = schemes().map(|s| s.name).collect();
         format!("unknown congestion control scheme {:?}; known schemes: {}", name, known.join(", "))
     })?;
-    let obj = match params {
-        serde_json::Value::Null => None,
-        serde_json::Value::Object(m) => Some(m),
-        other => {
-            return Err(format!(
-                "parameters of scheme {:?} must be an object or null, got {}",
-                name, other
-            ))
-        }
-    };
-    if let Some(m) = obj {
-        for k in m.keys() {
-            if !info.params.iter().any(|p| p.name == k) {
-                let valid: Vec<&str> = info.params.iter().map(|p| p.name).collect();
-                return Err(format!(
-                    "unknown parameter {:?} for scheme {:?}; valid parameters: {}",
-                    k,
-                    name,
-                    if valid.is_empty() { "(none)".to_string() } else { valid.join(", ") }
-                ));
-            }
-        }
-    }
-    (info.make)(&Params { scheme: name, obj })
+    (info.make)(&netmodel::params::checked(name, info.params, params)?)
 }
 
 /// The parameters the engine hands to `make` for a flow: schemes that take `seed`/`stream`
