@@ -44,9 +44,15 @@ def test_a_run_appends_one_record_with_the_headline_figures(tmp_path, monkeypatc
 
 
 def test_stale_ns3_results_are_left_out(tmp_path):
-    old = tmp_path / "results.json"
-    old.write_text(json.dumps({"results": {}}))
-    assert history.ns3_ratios(old, 6.0) is None
+    import os
+    import time
+    res = tmp_path / "results.json"
+    res.write_text(json.dumps({"results": {"c": {"ccbench": {"ok": True, "run_s": 0.5},
+                                                 "ns-3 system": {"ok": True, "run_s": 40.0}}}}))
+    assert history.ns3_ratios(res, 6.0) == {"c": {"ns-3 system": 80.0}}   # fresh: used
+    seven_h_ago = time.time() - 7 * 3600
+    os.utime(res, (seven_h_ago, seven_h_ago))
+    assert history.ns3_ratios(res, 6.0) is None                           # 7 h old: left out
     assert history.ns3_ratios(tmp_path / "missing.json", 6.0) is None
 
 

@@ -57,7 +57,7 @@ def test_recorded_globals_are_cc_columns_on_the_simulator(tmp_path):
 
 @needs_cc
 def test_a_variable_the_program_lacks_fails_its_build_naming_it(tmp_path):
-    with pytest.raises(Exception) as e:
+    with pytest.raises(bpfsim.BpfSimError) as e:
         ccbench.run(_doc(record=["total_losses", "no_such_counter"], dur=1), tmp_path / "out",
                     budget=False)
     assert "no_such_counter" in str(e.value) and "record" in str(e.value)

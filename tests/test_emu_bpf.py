@@ -753,10 +753,13 @@ flows:
         assert _gone(f"bpf_{n}")
 
 
-def test_a_failed_comparison_runs_again_only_while_the_emulator_flagged_a_run(tmp_path):
+def test_a_failed_comparison_runs_again_only_while_the_emulator_flagged_a_run(tmp_path, monkeypatch):
     """rerun_when_flagged: an assertion that fails with a flagged run gets another attempt in
-    a fresh directory; one that fails with every run accurate is not retried; three attempts
-    at most."""
+    a fresh directory; one that fails with every run accurate on a machine that is not
+    overloaded is not retried; on an overloaded one it is; three attempts at most."""
+    import sys
+    here = sys.modules[__name__]
+    monkeypatch.setattr(here, "_overloaded", lambda: None)   # judged on a quiet machine
     def meta(d, accurate):
         (d / "run").mkdir()
         (d / "run" / "metadata.json").write_text(json.dumps(
@@ -791,6 +794,13 @@ def test_a_failed_comparison_runs_again_only_while_the_emulator_flagged_a_run(tm
         assert False
     with pytest.raises(AssertionError):
         busy(tmp_path / "c")
+    assert seen == ["attempt-1", "attempt-2", "attempt-3"]
+
+    # every run accurate, but the machine overloaded (load above its cores): retried too
+    seen.clear()
+    monkeypatch.setattr(here, "_overloaded", lambda: 5.0)
+    with pytest.raises(AssertionError, match="a real miss"):
+        wrong(tmp_path / "d")
     assert seen == ["attempt-1", "attempt-2", "attempt-3"]
 
 
