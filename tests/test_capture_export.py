@@ -165,3 +165,16 @@ def _same_min_rtt(sim_us: float, wire_us: float) -> bool:
     (tcp_ack_update_rtt) falls back to the timestamp echo when every segment an ACK covers was
     retransmitted, in whole ms ticks, so up to 1 ms below the wire RTT."""
     return abs(sim_us - wire_us) < 1.0 or (sim_us % 1000 == 0 and 0 <= wire_us - sim_us < 1000)
+
+
+def test_a_foreign_run_with_scheme_code_is_not_simulated_again_unasked(tmp_path):
+    """A results folder is data: exporting its capture re-simulates it, which would run the
+    code its schemes name; refused without run_scheme_code (--run-scheme-code)."""
+    r = ccbench.run({"duration": 0.5, "central": {"rate": "10Mbit", "delay": "5ms"},
+                     "flows": [{"scheme": {"python": "ccbench.schemes.vegas:Vegas"}}]},
+                    tmp_path / "py", budget=False)
+    with pytest.raises(CaptureError, match="run-scheme-code"):
+        export_pcap(r.path, tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+    s = export_pcap(r.path, tmp_path / "y", run_scheme_code=True)
+    assert s["points"] and (tmp_path / "y").is_dir()

@@ -297,3 +297,17 @@ def test_groups_sharing_a_namespace_or_a_route_with_other_values_are_refused():
         [{"scheme": "cubic", "src": "h1", "dst": "h3"},
          {"scheme": "cubic", "src": "h1", "dst": "h3", "tcp": {"wmem": [4096, 16384, "8MiB"]}}],
         topology=True)).problems[0].split("(")[0]
+
+
+def test_clean_never_writes_a_host_setting_ccbench_did_not_set(tmp_path):
+    """hostsys.restore reads a record from a work directory under /tmp: a record with another
+    value than the one a run sets (or of another user) is ignored, never written to /proc."""
+    import json
+    from ccbench.backends.emu import hostsys
+    for bad in ({"key": hostsys.BACKLOG_KEY, "set": 1000, "was": 1},        # not our value
+                {"key": hostsys.BACKLOG_KEY, "set": hostsys.BACKLOG, "was": 0},
+                {"key": hostsys.BACKLOG_KEY, "set": hostsys.BACKLOG, "was": 10**9},
+                {"key": "kernel.panic", "set": hostsys.BACKLOG, "was": 1}):
+        (tmp_path / "host.json").write_text(json.dumps([bad]))
+        assert hostsys.restore(tmp_path) == []
+        assert not (tmp_path / "host.json").exists()

@@ -376,11 +376,13 @@ def _results_as_computed(path: Path, tables: dict) -> Results:
 
 
 def export_pcap(results: Results | str | Path, out_dir: str | Path | None = None, *,
-                snaplen: int = PCAP_SNAPLEN, progress=False) -> dict:
+                snaplen: int = PCAP_SNAPLEN, progress=False, run_scheme_code: bool = False) -> dict:
     """pcapng per capture point of a finished run (default RESULTS/pcap; docs/captures.md);
-    returns {dir, snaplen, points: [{name, file, kind, description, packets}]}."""
+    returns {dir, snaplen, points: [{name, file, kind, description, packets}]}. A run with
+    Python or BPF schemes is simulated again only with ``run_scheme_code``."""
     from .capture.export import export_pcap as _export
-    return _export(results, out_dir, snaplen=snaplen, progress=progress)
+    return _export(results, out_dir, snaplen=snaplen, progress=progress,
+                   run_scheme_code=run_scheme_code)
 
 
 def import_pcap(inputs, out_dir: str | Path, *, mapping=None, coco: bool | None = None,

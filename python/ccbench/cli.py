@@ -496,7 +496,8 @@ def _pcap_snaplen(a) -> int | None:
 
 def cmd_export(a) -> int:
     from . import api
-    s = api.export_pcap(a.dir, a.output, snaplen=a.snaplen, progress=not a.quiet)
+    s = api.export_pcap(a.dir, a.output, snaplen=a.snaplen, progress=not a.quiet,
+                        run_scheme_code=a.run_scheme_code)
     out = Path(a.output) if a.output else Path(a.dir) / "pcap"
     for p in s.get("points", []):
         print(f"{out / p['file']}: {p['packets']:,} packets ({p['description']})")
@@ -553,6 +554,9 @@ def _add_pcap_parsers(sub) -> None:
     e.add_argument("--snaplen", type=int, default=api.PCAP_SNAPLEN,
                    help=f"bytes kept per packet (default {api.PCAP_SNAPLEN}; 0 = whole packets)")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.add_argument("--run-scheme-code", action="store_true",
+                   help="simulate again a run whose schemes are code (Python schemes, BPF "
+                        "programs): refused by default, a results folder being data")
     e.set_defaults(fn=cmd_export)
     for fmt in ("csv", "parquet"):
         t = exs.add_parser(fmt, help=f"a run's tables (or a campaign's index) as {fmt.upper()} "

@@ -55,12 +55,14 @@ def summary_of(stats: dict) -> dict:
 
 
 def export_pcap(results, out_dir: str | Path | None = None, *, snaplen: int = DEFAULT_SNAPLEN,
-                progress=False) -> dict:
+                progress=False, run_scheme_code: bool = False) -> dict:
     """Write the pcapng captures of a finished run; returns the capture summary
     ({dir, snaplen, points: [{name, file, kind, description, packets}]}).
 
     Simulated runs are simulated again with the capture on (same seed, same tables: checked);
-    emulated runs keep the captures the engine wrote during the run."""
+    emulated runs keep the captures the engine wrote during the run. A results folder is data:
+    a run whose schemes are code (a Python scheme, a BPF program compiled for the simulator) is
+    simulated again only with ``run_scheme_code`` (the user vouching for the files it names)."""
     from ..backends import sim as _sim
     from ..results import Results, load
     if not isinstance(results, Results):
@@ -77,6 +79,13 @@ def export_pcap(results, out_dir: str | Path | None = None, *, snaplen: int = DE
             "rerun it with `ccbench run --backend emu --pcap`")
     out = Path(out_dir) if out_dir else results.path / PCAP_DIR
     exp = dict(results.experiment)
+    code = sorted({(f.get("bpf") or {}).get("path") or f.get("python") or ""
+                   for f in exp.get("flows", []) if f.get("bpf") or f.get("python")})
+    if code and not run_scheme_code:
+        raise CaptureError(
+            f"{results.path}: simulating this run again would run its schemes' code ("
+            f"{', '.join(map(str, code))}). Fix: if you trust those files, add "
+            "--run-scheme-code; or rerun the experiment yourself with `ccbench run FILE --pcap`")
     tmp = Path(tempfile.mkdtemp(prefix=".pcap-", dir=out.parent if out.parent.exists() else None))
     try:
         tables, stats, _ = _sim.simulate(exp, progress=progress,

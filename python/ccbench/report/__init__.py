@@ -87,7 +87,7 @@ def _page_head(results: Results, exp: dict, script: str) -> list[str]:
               else f"{dur:g} s simulated in {wall:.2f} s wall ({dur / wall if wall else float('inf'):.1f}× "
                    f"real time, {sim.get('events', 0):,} events)")
     out.append(
-        f"<p class='meta'>backend <b>{html.escape(meta.get('backend', '?'))}</b> · seed {exp.get('seed')} · "
+        f"<p class='meta'>backend <b>{html.escape(meta.get('backend', '?'))}</b> · seed {html.escape(str(exp.get('seed')))} · "
         f"{timing} · ccbench {html.escape(str(meta.get('ccbench_version')))} · "
         f"created {html.escape(str(meta.get('created')))} · per-packet records "
         f"{'on' if exp.get('record_packets') else 'off (metrics from per-interval aggregates)'}</p>")

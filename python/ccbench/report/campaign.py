@@ -260,15 +260,16 @@ def _points_table(root: Path, index: pl.DataFrame, lay, manifest: dict, fails: l
         runs = []
         for (key, rep, seed), rg in g.group_by(["run_key", "repeat", "seed"], maintain_order=True):
             rel = f"runs/{key}/"
-            link = (f"<a href='{rel}report.html'>report</a>" if (root / rel / "report.html").is_file()
-                    else f"<a href='{rel}'>results</a>")
+            href = html.escape(rel, quote=True)
+            link = (f"<a href='{href}report.html'>report</a>" if (root / rel / "report.html").is_file()
+                    else f"<a href='{href}'>results</a>")
             flows = "".join(
                 f"<tr><td class='l'>{html.escape(str(r['flow_label']))}</td><td class='l'>"
                 f"{html.escape(str(r['scheme']))}</td><td>{fmt(r['avg_tput_mbps'], '.2f')}</td>"
                 f"<td>{fmt(r['mean_delay_ms'], '.2f')}</td><td>{fmt(r['p95_delay_ms'], '.2f')}</td>"
                 f"<td>{fmt(r['loss_pct'], '.3f')}</td><td>{fmt(r['utilization_pct'], '.1f')}</td></tr>"
                 for r in rg.iter_rows(named=True))
-            runs.append(f"<details><summary>repeat {rep} · seed {seed} · {link} · Jain "
+            runs.append(f"<details><summary>repeat {html.escape(str(rep))} · seed {html.escape(str(seed))} · {link} · Jain "
                         f"{fmt(rg['jain'][0], '.3f')}</summary><table class='small'><tr>"
                         "<th class='l'>flow</th><th class='l'>scheme</th><th>tput Mbit/s</th>"
                         "<th>mean OWD ms</th><th>p95 OWD ms</th>"

@@ -101,7 +101,7 @@ def render(c, interval: float = 0.5) -> str:
     figs = figures(c, interval)
     script, (div,) = components([column(figs, sizing_mode="stretch_width")])
     ja, jb = c.jain
-    meta = lambda r: (f"{html.escape(str(r.meta.get('backend')))} · seed {r.meta.get('seed')} · "
+    meta = lambda r: (f"{html.escape(str(r.meta.get('backend')))} · seed {html.escape(str(r.meta.get('seed')))} · "
                       f"{html.escape(str(r.path))}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench comparison</title>"
             f"<style>{CSS} td.hi{{background:#ffe0b2;font-weight:bold}}</style>"
@@ -144,7 +144,7 @@ def render_many(c, interval: float = 0.5) -> str:
     """The page of a :class:`ccbench.analysis.compare.MultiComparison`."""
     from .bk import column, components, library
     script, (div,) = components([column(many_figures(c, interval), sizing_mode="stretch_width")])
-    runs = "<br>".join(f"{t}: {html.escape(n)} · seed {r.meta.get('seed')} · "
+    runs = "<br>".join(f"{t}: {html.escape(n)} · seed {html.escape(str(r.meta.get('seed')))} · "
                        f"{html.escape(str(r.path))}" for t, n, r in zip(c.tags, c.names, c.runs))
     jain = ", ".join(f"{t} {fmt(j, '.4f')}" for t, j in zip(c.tags, c.jain))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>ccbench comparison</title>"

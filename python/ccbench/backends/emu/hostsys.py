@@ -13,6 +13,7 @@ teardown — unless something else changed it meanwhile (another run's restore, 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 BACKLOG_KEY = "net.core.netdev_max_backlog"
@@ -48,13 +49,17 @@ def restore(work: Path) -> list[str]:
     record is removed. Returns what was restored (for `ccbench clean`'s report)."""
     rec = work / RECORD
     try:
+        if rec.stat().st_uid != os.geteuid():
+            return []   # not written by this user (the work root is under /tmp): ignored
         changes = json.loads(rec.read_text())
     except (OSError, ValueError):
         return []
     done = []
     for c in changes if isinstance(changes, list) else []:
         key, was, val = c.get("key"), c.get("was"), c.get("set")
-        if key != BACKLOG_KEY or not isinstance(was, int) or not isinstance(val, int):
+        # only what raise_backlog writes: the key, our value, and a lower one found before
+        if (key != BACKLOG_KEY or val != BACKLOG or not isinstance(was, int)
+                or isinstance(was, bool) or not 0 < was < BACKLOG):
             continue    # a record ccbench did not write: never write a foreign value
         if read(key) == val:
             _path(key).write_text(str(was))
