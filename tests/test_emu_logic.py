@@ -311,3 +311,18 @@ def test_clean_never_writes_a_host_setting_ccbench_did_not_set(tmp_path):
         (tmp_path / "host.json").write_text(json.dumps([bad]))
         assert hostsys.restore(tmp_path) == []
         assert not (tmp_path / "host.json").exists()
+
+
+def test_only_kernel_tcp_flows_get_tcp_settings_and_kernel_ccs():
+    """One rule (common.kernel_tcp) for the flows whose endpoints are the agents' kernel TCP
+    sockets: a datagram scheme's, UDP's and the probes' are not (tcp settings were planned for
+    datagram flows before it)."""
+    from ccbench import api, config
+    from ccbench.backends.emu.common import kernel_tcp
+    from ccbench.backends.emu.doctor import experiment_schemes
+    exp = config.resolve({"duration": 1, "central": {"rate": "10Mbit", "delay": "5ms"},
+                          "flows": [{"scheme": "cubic"}, {"scheme": "fixed"}, {"scheme": "udp"},
+                                    {"scheme": "probe", "interval": "100ms", "size": 64}]},
+                         schemes=api.registry())
+    assert [kernel_tcp(f) for f in exp["flows"]] == [True, False, False, False]
+    assert experiment_schemes(exp) == ["cubic"]

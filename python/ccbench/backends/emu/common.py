@@ -61,3 +61,11 @@ def host_addr(i: int) -> str:
     """Address of the i-th host (10.77.0.1, 10.77.0.2, ...)."""
     n = i + 1
     return f"{NET}.{n >> 8}.{n & 255}"
+
+
+def kernel_tcp(f: dict) -> bool:
+    """Whether a flow's endpoints are kernel TCP sockets of the agents: not a command scheme
+    (its programs open their own), a UDP source, latency probes or a datagram scheme
+    (ccbench-dgram)."""
+    return (not f.get("command") and f.get("scheme") not in ("udp", "probe")
+            and f.get("transport") != "dgram")

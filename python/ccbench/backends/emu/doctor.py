@@ -176,9 +176,9 @@ def experiment_schemes(experiment: dict) -> list[str]:
     """Kernel congestion controls the experiment needs (not command schemes, not UDP sources
     or latency probes)."""
     from .agents import kernel_cc
+    from .common import kernel_tcp
     return sorted({kernel_cc(f) for f in experiment.get("flows", [])
-                   if not f.get("command") and not f.get("bpf") and f["scheme"] not in ("udp", "probe")
-                   and f.get("transport") != "dgram"})
+                   if kernel_tcp(f) and not f.get("bpf")})
 
 
 def preflight(experiment: dict) -> list[Check]:
@@ -199,7 +199,7 @@ def preflight(experiment: dict) -> list[Check]:
             continue
         if f.get("transport") == "dgram":  # ccbench-dgram, in user space (docs/datagram.md)
             if binary("dgram") is None:
-                problems.append(f"flow {f['id']} ({f.get('label', '')}) runs the datagram scheme "
+                problems.append(f"flow {f['id'] + 1} ({f.get('label', '')}) runs the datagram scheme "
                                 f"{f['scheme']!r}: ccbench-dgram not found. Fix: make build "
                                 f"(builds target/release/ccbench-dgram), or set {BIN_ENV}")
             continue

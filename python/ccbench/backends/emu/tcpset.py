@@ -86,10 +86,9 @@ class HostPlan:
 
 
 def _tcp_flows(exp: dict) -> list[dict]:
-    """The flows whose endpoints are kernel TCP sockets of the agents (not command schemes,
-    whose programs open their own, nor UDP sources and latency probes)."""
-    return [f for f in exp.get("flows", []) if not f.get("command")
-            and f.get("scheme") not in ("udp", "probe")]
+    """The flows whose endpoints are kernel TCP sockets of the agents (agents.kernel_tcp)."""
+    from .common import kernel_tcp
+    return [f for f in exp.get("flows", []) if kernel_tcp(f)]
 
 
 def _hosts(exp: dict) -> list[str]:
