@@ -321,7 +321,7 @@ def test_only_kernel_tcp_flows_get_tcp_settings_and_kernel_ccs():
     from ccbench.backends.emu.common import kernel_tcp
     from ccbench.backends.emu.doctor import experiment_schemes
     exp = config.resolve({"duration": 1, "central": {"rate": "10Mbit", "delay": "5ms"},
-                          "flows": [{"scheme": "cubic"}, {"scheme": "fixed"}, {"scheme": "udp"},
+                          "flows": [{"scheme": "cubic"}, {"scheme": "fixed"}, {"scheme": "udp", "rate": "1Mbit"},
                                     {"scheme": "probe", "interval": "100ms", "size": 64}]},
                          schemes=api.registry())
     assert [kernel_tcp(f) for f in exp["flows"]] == [True, False, False, False]
