@@ -41,7 +41,11 @@ def check_counters(flows: pl.DataFrame) -> None:
     assert f.height > 0.9 * flows.height
     losses = f["cc_total_losses"].to_list()
     assert losses == sorted(losses) and losses[-1] >= 2, losses[-1]
-    assert f["cc_stats_calls"].to_list() == losses          # both count the ssthresh calls
+    # both count the ssthresh calls; on the kernel a reading of the maps may fall between the
+    # hook's two increments (user space reads while the program runs), so one sample may lag
+    calls = f["cc_stats_calls"].to_list()
+    assert calls[-1] == losses[-1]
+    assert sum(a != b for a, b in zip(calls, losses)) <= 1, list(zip(calls, losses))
     assert set(f["cc_scale"].to_list()) == {7.0}
     after = f.filter(pl.col("cc_total_losses") > 0)
     same = (after["cc_stats_last_ssthresh"] == after["ssthresh"].cast(pl.Float64)).mean()
@@ -103,3 +107,15 @@ def test_recorded_globals_on_the_kernel_match_the_simulators(tmp_path):
     first = lambda r: r.flows.filter(pl.col("cc_total_losses") > 0)["cc_stats_last_ssthresh"][0]  # noqa: E731
     # the same program, the same path: its first loss response lands on the same window
     assert abs(first(k) - first(s)) <= 0.1 * first(s), (first(k), first(s))
+
+
+@needs_bpf
+@needs_cc
+def test_a_variable_the_kernel_does_not_hold_is_refused_before_the_run(tmp_path):
+    import time
+    t0 = time.monotonic()
+    with pytest.raises(Exception, match=r"record: \['no_such_counter'\]") as e:
+        ccbench.run(_doc(record=["total_losses", "no_such_counter"], dur=30), tmp_path / "k",
+                    backend="emu", budget=False)
+    assert "numeric globals" in str(e.value)
+    assert time.monotonic() - t0 < 20     # refused at registration, not after a 30-s run

@@ -212,24 +212,11 @@ def read_globals(map_ids: list[int]) -> dict[str, float]:
 
 def repair_counts(entry: dict) -> dict[str, int]:
     """The CCBENCH_REPAIR counters (ccbench_tcp_ca.h) of a registered scheme: how often the
-    program found a loss response the kernel did not run and repaired it. Read from the
-    program's ``.bss`` map, the one sharing the struct_ops map's BTF; {} when not found
-    (a program of the user's own that does not use the guard)."""
-    maps = _bpftool_json("map", "show") or []
-    btf = {int(m["id"]): m.get("btf_id") for m in maps if isinstance(m, dict) and "id" in m}
-    want = {btf.get(i) for i in entry.get("ids") or []} - {None}
-    out: dict[str, int] = {}
-    for m in maps:
-        if not (isinstance(m, dict) and m.get("btf_id") in want
-                and str(m.get("name", "")).endswith(".bss")):
-            continue
-        for item in _bpftool_json("map", "dump", "id", str(m["id"])) or []:
-            fields = ((item.get("formatted") or {}).get("value") or {}).get(".bss") or []
-            for f in fields:
-                for k, v in f.items() if isinstance(f, dict) else ():
-                    if k.startswith("ccbench_") and isinstance(v, int):
-                        out[k[len("ccbench_"):]] = out.get(k[len("ccbench_"):], 0) + v
-    return out
+    program found a loss response the kernel did not run and repaired it: its ``ccbench_*``
+    globals (global_maps, read_globals); {} when not found (a program of the user's own that
+    does not use the guard)."""
+    return {k[len("ccbench_"):]: int(v) for k, v in read_globals(global_maps(entry)).items()
+            if k.startswith("ccbench_")}
 
 
 def unregister(entries: list[dict], timeout: float = 2.0) -> list[str]:

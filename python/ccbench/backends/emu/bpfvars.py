@@ -61,13 +61,6 @@ class VarSampler:
                 rows.append((now, {v: vals.get(v) for v in record}))
             self._stop.wait(self.interval)
 
-    def missing(self) -> list[str]:
-        """Recorded variables no reading found (not a global of the program, or not a number)."""
-        out = []
-        for rows, (_, record, _) in zip(self.rows, self.jobs):
-            out += [v for v in record if rows and all(r[v] is None for _, r in rows)]
-        return out
-
     def merge(self, flows: pl.DataFrame) -> pl.DataFrame:
         """``flows`` with each recording flow's cc_<var> columns (as-of each sample's time)."""
         for rows, (ids, record, _) in zip(self.rows, self.jobs):

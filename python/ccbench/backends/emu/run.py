@@ -223,7 +223,20 @@ class Emulation:
                 entry = bpf.register(obj, spec.get("cc"), self.work, self.bpf_entries)
                 entry["src"] = spec["path"]
                 by_path[spec["path"]] = entry["cc"]
+                self._check_record(entry)
             spec["cc"] = by_path[spec["path"]]
+
+    def _check_record(self, entry: dict) -> None:
+        """Refuse now, before the real-time run, variables of `record:` the registered program
+        does not hold as numbers."""
+        from .bpf import global_maps, read_globals
+        want = {v for f in self.exp["flows"] if (f.get("bpf") or {}).get("path") == entry["src"]
+                for v in f["bpf"].get("record") or ()}
+        if want and (missing := sorted(want - set(read_globals(global_maps(entry))))):
+            raise EmuError(f"record: {missing} are not numeric globals of the BPF program as the "
+                           "kernel holds it (its .bss/.data/.rodata maps; the kernel drops a "
+                           "global-data section no hook reads). Fix: record global variables "
+                           "the program uses, struct fields dotted")
 
     # -- teardown ------------------------------------------------------------------------------
     def teardown(self) -> None:
@@ -290,11 +303,6 @@ class Emulation:
             from .bpf import repair_counts
             for e in self.bpf_entries:
                 e["repairs"] = repair_counts(e)
-        if sampler.missing():
-            raise EmuError(f"record: {sampler.missing()} are not numeric globals of the BPF "
-                           "program as the kernel holds it (its .bss/.data/.rodata maps; the kernel "
-                           "drops a global-data section no hook reads). Fix: record global "
-                           "variables the program uses, struct fields dotted")
         tables, meta = collect(self.exp, self.work, agents)
         tables["flows"] = sampler.merge(tables["flows"])
         meta.update(self._metadata(drive, agents, meta))
