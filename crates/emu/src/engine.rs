@@ -50,6 +50,9 @@ struct Slot {
     ecn: u8,
     /// A data packet (counted in the records), sent (read from its host) at `sent`.
     data: bool,
+    /// Payload bytes of a datagram counted as data (0 otherwise): added to the flow's delivered
+    /// UDP bytes when it is released, without parsing the packet again.
+    udp_payload: u16,
     sent: u64,
     /// Its per-packet record ([`NO_RECORD`] if none).
     rec: u32,
@@ -116,6 +119,8 @@ pub struct Engine {
     flow_udp: Vec<bool>,
     /// Flows with short-flow arrivals: one connection per arrival, keyed by the client port.
     flow_multi: Vec<bool>,
+    /// Latency-probe flows (`scheme: probe`): routed, never recorded.
+    flow_probe: Vec<bool>,
     conns: HashMap<(u32, u16), FlowState>,
     flows: Vec<FlowState>,
     slots: Vec<Slot>,
@@ -155,6 +160,7 @@ impl Engine {
             route: Route { flow: 0, dir: Dir::Data, path: 0, dst_host: 0 },
             ecn: 0,
             data: false,
+            udp_payload: 0,
             sent: 0,
             rec: NO_RECORD,
         });
@@ -281,13 +287,7 @@ impl Engine {
         if s.data {
             self.rec.delivered(actual, route.flow, s.len as u32, s.sent, s.rec);
         }
-        if route.dir == Dir::Data {
-            if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
-                if h.proto == packet::PROTO_UDP {
-                    self.flows[route.flow as usize].udp_delivered += h.payload as u64;
-                }
-            }
-        }
+        self.flows[route.flow as usize].udp_delivered += s.udp_payload as u64;
         if route.dir == Dir::Ack {
             if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
                 if h.proto == PROTO_TCP && h.flags & TCP_ACK != 0 {
@@ -353,10 +353,13 @@ impl Engine {
             return;
         };
         let mut sent: Option<(u64, bool)> = None; // a data packet: (seq, retransmission)
-        if route.dir == Dir::Data && h.proto == packet::PROTO_UDP {
+        let mut udp_payload = 0u16;
+        if route.dir == Dir::Data && h.proto == packet::PROTO_UDP && !self.flow_probe[route.flow as usize] {
             // A datagram towards the flow's receiver (UDP CBR, the datagram transport, or a
             // command scheme's UDP program): every one is a data packet (seq = payload bytes
-            // sent before it).
+            // sent before it). Latency probes are measurement traffic, not recorded (as in the
+            // simulator).
+            udp_payload = h.payload.min(u16::MAX as u32) as u16;
             let f = &mut self.flows[route.flow as usize];
             let seq = f.udp_sent;
             f.udp_sent += h.payload as u64;
@@ -402,6 +405,7 @@ impl Engine {
         s.route = route;
         s.ecn = h.ecn;
         s.data = sent.is_some();
+        s.udp_payload = udp_payload;
         s.sent = t;
         s.rec = rec;
         self.in_net += 1;
@@ -582,6 +586,7 @@ impl Engine {
             // datagram-transport flows: every UDP packet towards the receiver is data
             flow_udp: exp.flows.iter().map(|f| f.scheme == "udp" || f.transport == netmodel::scenario::Transport::Dgram).collect(),
             flow_multi: exp.flows.iter().map(|f| f.arrivals.is_some()).collect(),
+            flow_probe: exp.flows.iter().map(|f| f.scheme == "probe").collect(),
             conns: HashMap::new(),
             flows: exp.flows.iter().map(|_| FlowState::default()).collect(),
             slots: Vec::new(),
