@@ -146,17 +146,10 @@ impl Sender {
         self.cc.as_ref()
     }
 
-    pub fn config(&self) -> &SenderConfig {
-        &self.cfg
-    }
-
     pub fn stats(&self) -> SenderStats {
         self.stats
     }
 
-    pub fn is_active(&self) -> bool {
-        self.active
-    }
 
     /// The flow starts: the algorithm's `on_start`, then packets may leave.
     pub fn start(&mut self, now_ns: u64) {

@@ -69,14 +69,15 @@ pub fn sample(table: &[(f64, u64)], rng: &mut Rng) -> u64 {
 }
 
 /// The table's value at `u`, given `i` = the first point with probability above `u`.
-#[inline]
+#[inline(always)]
 fn interpolate(table: &[(f64, u64)], i: usize, u: f64) -> u64 {
     if i >= table.len() {
         return table[table.len() - 1].1;
     }
     let (p0, v0) = table[i - 1];
     let (p1, v1) = table[i];
-    v0 + ((u - p0) / (p1 - p0) * (v1 - v0) as f64) as u64
+    // the product is in [0, v1 - v0], so the (cheaper) i64 conversion is exact
+    v0 + ((u - p0) / (p1 - p0) * (v1 - v0) as f64) as i64 as u64
 }
 
 /// [`sample`] with the binary search replaced by a lookup: `start[b]` is the first point with
@@ -112,13 +113,7 @@ impl Sampler {
         while i < t.len() && t[i].0 <= u {
             i += 1;
         }
-        if i >= t.len() {
-            return t[t.len() - 1].1;
-        }
-        let (p0, v0) = t[i - 1];
-        let (p1, v1) = t[i];
-        // as interpolate(); the product is in [0, v1 - v0], so the i64 conversion is exact
-        v0 + ((u - p0) / (p1 - p0) * (v1 - v0) as f64) as i64 as u64
+        interpolate(t, i, u)
     }
 }
 

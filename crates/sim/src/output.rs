@@ -15,6 +15,16 @@ pub struct Output {
 }
 
 impl Output {
+    /// Every column's encoded bytes, named `table.column`, in order (tests compare runs byte
+    /// for byte with it).
+    #[cfg(test)]
+    pub(crate) fn column_bytes(&self) -> Vec<(String, Vec<u8>)> {
+        self.tables
+            .iter()
+            .flat_map(|t| t.cols.iter().map(move |(c, col)| (format!("{}.{c}", t.name), col.le_bytes().into_owned())))
+            .collect()
+    }
+
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
     }

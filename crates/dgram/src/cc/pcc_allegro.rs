@@ -55,7 +55,6 @@ pub struct Allegro {
     srtt_ns: f64,
     mis: MiQueue,
     mi_target_pkts: u64,
-    n_mi: u64,
     last_u: f64,
     rng: Rng,
 }
@@ -197,7 +196,6 @@ impl Allegro {
             }
             _ => (self.rate, self.mis.useful_pending() == 0, 0),
         };
-        self.n_mi += 1;
         self.mi_target_pkts = self.mi_pkts(rate, bytes);
         self.mis.open(now, rate, useful, label);
     }
@@ -222,7 +220,7 @@ impl DgramCc for Allegro {
     fn on_ack(&mut self, a: &Acked) {
         let r = a.rtt_ns as f64;
         self.srtt_ns = if self.srtt_ns == 0.0 { r } else { 0.875 * self.srtt_ns + 0.125 * r };
-        self.mis.on_ack(a.seq, a.bytes, a.sent_ns, a.rtt_ns);
+        self.mis.on_ack(a.seq, a.sent_ns, a.rtt_ns);
         self.drain();
     }
     fn on_loss(&mut self, l: &Lost) {
@@ -271,7 +269,6 @@ fn make(p: &Params, seed: u64) -> Result<Box<dyn DgramCc>, String> {
         srtt_ns: 100e6,
         mis: MiQueue::default(),
         mi_target_pkts: 0,
-        n_mi: 0,
         last_u: 0.0,
         rng: Rng::new(seed, 0x616c_6c65),
     }))

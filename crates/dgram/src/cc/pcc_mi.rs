@@ -36,7 +36,6 @@ pub struct Mi {
     pub pkts: u64,
     pub done: u64,
     pub bytes_sent: u64,
-    pub bytes_acked: u64,
     pub bytes_lost: u64,
     /// (send time, RTT) of each acknowledged packet, ns.
     pub rtts: Vec<(u64, u64)>,
@@ -48,8 +47,6 @@ pub struct Mi {
 pub struct MiStats {
     /// Rate actually sent, bits per second.
     pub x_bps: f64,
-    /// Rate acknowledged over the sending duration, bits per second.
-    pub acked_bps: f64,
     pub loss: f64,
     /// Slope of RTT over send time (seconds per second), least squares.
     pub rtt_gradient: f64,
@@ -79,7 +76,6 @@ impl Mi {
         }
         MiStats {
             x_bps: self.bytes_sent as f64 * 8.0 / dur,
-            acked_bps: self.bytes_acked as f64 * 8.0 / dur,
             loss: if self.bytes_sent > 0 { self.bytes_lost as f64 / self.bytes_sent as f64 } else { 0.0 },
             rtt_gradient: grad,
             avg_rtt_ns: avg,
@@ -114,7 +110,6 @@ impl MiQueue {
             pkts: 0,
             done: 0,
             bytes_sent: 0,
-            bytes_acked: 0,
             bytes_lost: 0,
             rtts: Vec::new(),
             closed: false,
@@ -138,10 +133,9 @@ impl MiQueue {
     fn find(&mut self, seq: u64) -> Option<&mut Mi> {
         self.mis.iter_mut().find(|m| m.first_seq.is_some_and(|f| f <= seq) && seq <= m.last_seq)
     }
-    pub fn on_ack(&mut self, seq: u64, bytes: u32, sent_ns: u64, rtt_ns: u64) {
+    pub fn on_ack(&mut self, seq: u64, sent_ns: u64, rtt_ns: u64) {
         if let Some(m) = self.find(seq) {
             m.done += 1;
-            m.bytes_acked += bytes as u64;
             m.rtts.push((sent_ns, rtt_ns));
         }
     }
@@ -195,7 +189,7 @@ mod tests {
         }
         q.open(10_000_000, 12e6, false, 0);
         for i in 0..9u64 {
-            q.on_ack(i, 1500, i * 1_000_000, 20_000_000 + i * 100_000);
+            q.on_ack(i, i * 1_000_000, 20_000_000 + i * 100_000);
         }
         assert!(q.pop_finished().is_none());
         q.on_loss(9, 1500);

@@ -263,7 +263,7 @@ impl DgramCc for PccUdt {
             }
         }
         self.srtt_ns = if self.srtt_ns == 0.0 { r } else { 0.875 * self.srtt_ns + 0.125 * r };
-        self.mis.on_ack(a.seq, a.bytes, a.sent_ns, a.rtt_ns);
+        self.mis.on_ack(a.seq, a.sent_ns, a.rtt_ns);
         self.drain();
     }
     fn on_loss(&mut self, l: &Lost) {
@@ -357,7 +357,7 @@ mod tests {
                     q.on_loss(i, 1500);
                 } else {
                     let rtt = (40_000_000i64 + rtt_slope * i as i64) as u64;
-                    q.on_ack(i, 1500, i * 1_000_000, rtt);
+                    q.on_ack(i, i * 1_000_000, rtt);
                 }
             }
             super::utility(&q.pop_finished().unwrap())

@@ -272,7 +272,7 @@ impl DgramCc for Vivace {
             }
         }
         self.min_rtt_ns = self.min_rtt_ns.min(a.rtt_ns);
-        self.mis.on_ack(a.seq, a.bytes, a.sent_ns, a.rtt_ns);
+        self.mis.on_ack(a.seq, a.sent_ns, a.rtt_ns);
         while let Some(m) = self.mis.pop_useful() {
             self.on_result(m);
         }
@@ -367,9 +367,7 @@ mod tests {
             let t = l.tput_bps(f, 10 * SEC, 40 * SEC) / 20e6;
             let q50 = l.owd_ms(f, 10 * SEC, 40 * SEC, 0.5) - 15.0;
             let q95 = l.owd_ms(f, 10 * SEC, 40 * SEC, 0.95) - 15.0;
-            let loss = l.losses(f) as f64 / l.tput_bps(f, 0, 40 * SEC).max(1.0);
             eprintln!("seed {seed}: utilisation {t:.3}, queuing delay p50 {q50:.1} ms p95 {q95:.1} ms, losses {}", l.losses(f));
-            let _ = loss;
             assert!(t >= 0.9, "seed {seed}: utilisation {t}");
             assert!(q95 < 15.0, "seed {seed}: p95 queuing delay {q95} ms");
         }
