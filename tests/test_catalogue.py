@@ -131,3 +131,22 @@ def test_schemes_unknown_name_fails_naming_the_known_ones():
     r = ccbench_cli("catalogue", "-o", never, "--scheme", "nosuch")
     assert r.returncode == 2 and "known schemes: " in r.stderr and "cubic" in r.stderr
     assert not never.exists()
+
+
+def test_catalogue_draws_datagram_schemes_and_leaves_out_tao(tmp_path):
+    """Datagram schemes (docs/datagram.md) get a section and a plot of packets in flight and
+    their key variable; tao, which needs the user's rule table, is not run."""
+    r = ccbench_cli("catalogue", "-o", tmp_path, "--scheme", "ledbat-utp,pcc-vivace")
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "cc-catalogue.md").read_text()
+    assert "(0 TCP schemes and 2 datagram schemes" in md
+    for name in ("ledbat-utp", "pcc-vivace"):
+        sec = _section(md, name)
+        assert "A datagram scheme" in sec and "packets in flight" in sec
+        assert (tmp_path / "cc-catalogue" / f"{name}.png").stat().st_size > 5_000
+    assert "queuing delay estimate" in _section(md, "ledbat-utp")      # its key variable
+    assert "sending rate (Mbit/s)" in _section(md, "pcc-vivace")       # the PCC default
+    row = next(l for l in md.splitlines() if l.startswith("| [pcc-vivace]"))
+    assert row.rstrip().endswith("| n/a |")                             # a rate: no window
+    t = ccbench_cli("catalogue", "-o", tmp_path / "t", "--scheme", "tao")
+    assert t.returncode != 0 and "unknown scheme" in t.stderr

@@ -421,11 +421,13 @@ mod tests {
     }
 
     /// With the published table at hand (`CCBENCH_REMY_DNA=/path/RemyCC-2014-100x.dna cargo test
-    /// -p ccbench-dgram -- --ignored tao`), it loads and fills a 10 Mbit/s link.
+    /// -p ccbench-dgram -- --ignored tao`), it loads and fills a 10 Mbit/s link (measured with
+    /// the table: 91 rules, utilisation 0.94, median queue 7.9 ms). Not shipped (GPL-3.0), so
+    /// the test is ignored by default and fails when run without the file.
     #[test]
     #[ignore]
     fn published_tao_table() {
-        let Ok(path) = std::env::var("CCBENCH_REMY_DNA") else { return };
+        let path = std::env::var("CCBENCH_REMY_DNA").expect("set CCBENCH_REMY_DNA to the .dna file");
         let tree = load(&path).unwrap();
         fn count(t: &Tree) -> usize {
             t.leaf.map_or(0, |_| 1) + t.children.iter().map(count).sum::<usize>()
@@ -440,5 +442,7 @@ mod tests {
         l.trace[f].last().unwrap().2.iter().for_each(|x| v.push(*x));
         eprintln!("{} rules; utilisation {t:.3}, median queue {q50:.1} ms, last vars {v:?}", count(&tree));
         assert!(count(&tree) > 1);
+        assert!(t > 0.9, "utilisation {t}");
+        assert!(q50 < 50.0, "median queue {q50} ms");
     }
 }

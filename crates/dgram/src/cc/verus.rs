@@ -347,8 +347,9 @@ mod tests {
     use serde_json::json;
 
     /// On a 10 Mbit/s, 40 ms link with a deep buffer, Verus fills the link while R bounds its
-    /// delay: the RTT stays below about R × the minimum (6 × 40 = 240 ms); with R = 2 the delay
-    /// is proportionally lower.
+    /// delay: the median RTT stays below about R × the minimum (6 × 40 = 240 ms; the profile
+    /// bounds Verus's delay target, not every packet's delay); with R = 2 the delay is
+    /// proportionally lower.
     #[test]
     fn ratio_bounds_the_delay() {
         let run = |r: f64| {
@@ -356,13 +357,13 @@ mod tests {
             let f = l.add(mk("verus", &json!({"r": r}), 1).unwrap(), 0, 60 * SEC);
             l.run(60 * SEC);
             let t = l.tput_bps(f, 20 * SEC, 60 * SEC) / 10e6;
-            let q95 = l.owd_ms(f, 20 * SEC, 60 * SEC, 0.95) * 2.0; // ~RTT: the ack path adds 20 ms, the queue is all forward
+            // one-way median; + 20 ms of ack path gives the RTT (the queue is all forward)
             let q50 = l.owd_ms(f, 20 * SEC, 60 * SEC, 0.5);
-            (t, q50, q95)
+            (t, q50)
         };
-        let (t6, m6, p6) = run(6.0);
-        let (t2, m2, _p2) = run(2.0);
-        eprintln!("R=6: utilisation {t6:.3}, one-way delay p50 {m6:.1} ms (p95 RTT≈{p6:.0}); R=2: utilisation {t2:.3}, p50 {m2:.1} ms");
+        let (t6, m6) = run(6.0);
+        let (t2, m2) = run(2.0);
+        eprintln!("R=6: utilisation {t6:.3}, one-way delay p50 {m6:.1} ms; R=2: utilisation {t2:.3}, p50 {m2:.1} ms");
         assert!(t6 > 0.9 && t2 > 0.8, "{t6} {t2}");
         assert!(m6 + 20.0 < 6.0 * 40.0 * 1.1, "{m6}");
         assert!(m2 < m6 * 0.7, "{m2} vs {m6}");
