@@ -81,6 +81,21 @@ fn summary(v: serde_json::Value) {
     let _ = out.flush();
 }
 
+/// Send the acknowledgements the receiver's policy has due at `now`; returns the failed sends.
+fn send_acks(fd: i32, rx: &mut dgram::Receiver, peer: Option<&libc::sockaddr_in>, now: u64, out: &mut Vec<u8>) -> u64 {
+    let Some(p) = peer else { return 0 };
+    let mut errors = 0;
+    while let Some(ack) = rx.poll_ack(now) {
+        ack.encode(out);
+        // SAFETY: sending our buffer to the peer's address.
+        let r = unsafe { libc::sendto(fd, out.as_ptr() as *const _, out.len(), 0, p as *const _ as *const libc::sockaddr, std::mem::size_of_val(p) as u32) };
+        if r < 0 {
+            errors += 1;
+        }
+    }
+    errors
+}
+
 /// `receiver`: acknowledge the flow's data packets.
 pub fn receiver(a: &Args) {
     let cc = scheme(a);
@@ -123,24 +138,31 @@ pub fn receiver(a: &Args) {
                 }
                 _ => bad += 1,
             }
+            // acknowledge as each datagram is read, not after a burst is drained
+            send_errors += send_acks(fd, &mut rx, peer.as_ref(), mono_ns().saturating_sub(t0), &mut out);
         }
-        let now = mono_ns().saturating_sub(t0);
-        if let Some(p) = peer {
-            while let Some(ack) = rx.poll_ack(now) {
-                ack.encode(&mut out);
-                // SAFETY: sending our buffer to the peer's address.
-                let r = unsafe { libc::sendto(fd, out.as_ptr() as *const _, out.len(), 0, &p as *const _ as *const libc::sockaddr, std::mem::size_of_val(&p) as u32) };
-                if r < 0 {
-                    send_errors += 1;
-                }
-            }
-        }
+        send_errors += send_acks(fd, &mut rx, peer.as_ref(), mono_ns().saturating_sub(t0), &mut out);
         let wake = rx.next_wakeup_ns().map_or(end, |t| (t0 + t).min(end));
         wait_readable(fd, wake);
     }
     summary(serde_json::json!({"dgram": "receiver", "flow": flow, "datagrams_received": rx.received_pkts,
                                "bytes_received": rx.received_bytes, "acks_sent": rx.acks_sent,
                                "undecodable": bad, "send_errors": send_errors}));
+}
+
+/// Send every datagram the sender has due now; count failures, keep the first failure's reason.
+fn transmit(fd: i32, tx: &mut dgram::Sender, rel: &dyn Fn() -> u64, pkt: &mut Vec<u8>, send_errors: &mut u64, error: &mut Option<String>) {
+    while let Some(h) = tx.poll_transmit(rel()) {
+        h.encode(pkt);
+        // SAFETY: sending our buffer on our connected socket.
+        let r = unsafe { libc::send(fd, pkt.as_ptr() as *const _, pkt.len(), 0) };
+        if r < 0 {
+            *send_errors += 1;
+            if error.is_none() {
+                *error = udp_send_failure();
+            }
+        }
+    }
 }
 
 /// `sender`: send the flow as its scheme allows; record its samples.
@@ -186,6 +208,9 @@ pub fn sender(a: &Args) {
                 Ok(Message::Ack(ack)) if ack.flow == flow => {
                     acks += 1;
                     tx.on_ack(rel(), &ack);
+                    // clocked by each acknowledgement, as the simulator's sender is: draining a
+                    // burst first would show the scheme a flight emptied by the burst
+                    transmit(fd, &mut tx, &rel, &mut pkt, &mut send_errors, &mut error);
                 }
                 _ => bad += 1,
             }
@@ -194,15 +219,7 @@ pub fn sender(a: &Args) {
         if tx.next_wakeup_ns().is_some_and(|t| t <= now) {
             tx.on_timer(now);
         }
-        while let Some(h) = tx.poll_transmit(rel()) {
-            h.encode(&mut pkt);
-            // SAFETY: sending our buffer on our connected socket.
-            let r = unsafe { libc::send(fd, pkt.as_ptr() as *const _, pkt.len(), 0) };
-            if r < 0 {
-                send_errors += 1;
-                error = error.or(udp_send_failure());
-            }
-        }
+        transmit(fd, &mut tx, &rel, &mut pkt, &mut send_errors, &mut error);
         if error.is_some() {
             break;
         }
