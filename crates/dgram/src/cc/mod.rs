@@ -143,9 +143,11 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed, aimd_dgram, ledbat, pcc_vivace, pcc_allegro, pcc_udt, quic_cubic, scream, verus, sprout, remy);
+registry!(fixed, aimd_dgram, ledbat, pcc_vivace, pcc_allegro, pcc_udt, quic_cubic, scream, verus, sprout, remy, indigo);
 
 mod pcc_mi;
+mod proto;
+mod tf_checkpoint;
 
 #[cfg(test)]
 mod testlink;
