@@ -5,6 +5,7 @@ published checkpoint (github.com/StanfordSNR/indigo ``dagger/model/model``, not 
 trained policy on CoCo-Beholder's 100 Mbit/s dumbbell."""
 from __future__ import annotations
 
+import json
 import os
 import struct
 
@@ -152,3 +153,37 @@ def test_published_indigo_on_a_100mbit_dumbbell(tmp_path, rtt_ms):
           f"loss {fs['coco_loss_pct']:.3f} %")
     assert fs["avg_tput_mbps"] > 90
     assert fs["p95_delay_ms"] < x + 10      # base one-way delay x plus a short queue
+
+
+def test_the_kernel_backend_hands_the_checkpoint_to_ccbench_dgram(tmp_path):
+    """The kernel backend starts `ccbench-dgram` with the flow's resolved parameters: the
+    checkpoint's absolute path; the binary builds the scheme from them with the same crate (a
+    missing checkpoint: exit 3 and an error naming `model`, before any socket is opened)."""
+    import subprocess
+    from ccbench.backends import emu
+    from ccbench.backends.emu.agents import receiver_argv
+    if emu.binary("dgram") is None:
+        pytest.skip("ccbench-dgram not built (run `make build`)")
+    constant_policy(str(tmp_path / "model"), 2)
+    (tmp_path / "e.yaml").write_text("duration: 1\ncentral: {rate: 10Mbit, delay: 5ms}\n"
+                                     "flows:\n  - {scheme: indigo, params: {model: model.index}}\n")
+    exp = config.load(tmp_path / "e.yaml", schemes=api.registry())
+    argv = receiver_argv(emu.binary("dgram"), exp, exp["flows"][0], 0, "r")
+    params = json.loads(argv[argv.index("--params") + 1])
+    assert argv[argv.index("--scheme") + 1] == "indigo"
+    assert params == {"model": str(tmp_path / "model.index")}
+    bad = argv.copy()
+    bad[bad.index("--params") + 1] = json.dumps({"model": str(tmp_path / "nothing")})
+    p = subprocess.run(bad, capture_output=True, text=True, timeout=20)
+    assert p.returncode == 3 and '"model"' in p.stderr and "not a TensorFlow checkpoint" in p.stderr, p.stderr
+
+
+def test_the_coco_study_prints_indigo_when_the_user_adds_it():
+    """CoCo-Beholder's datagram validation maps the thesis's `indigo` to this scheme, has its
+    published cells at every X, and reads a cc-axis entry with the checkpoint as `indigo`."""
+    from ccbench.studies import coco
+    from ccbench.studies.common import cc_of
+    assert coco.DGRAM_SCHEMES["indigo"] == "indigo"
+    pub = coco.published()["validation_datagram"]
+    assert all(set(pub[X]["indigo"]) >= set(coco.METRICS) for X in (3, 5, 10, 20))
+    assert cc_of(json.dumps({"name": "indigo", "model": "/m/model"})) == "indigo"
