@@ -78,6 +78,9 @@ pub fn prefix_of(path: &str) -> Result<String, String> {
     Err(format!("{path:?} is not a TensorFlow checkpoint: neither it (an .index file) nor {path}.index exists"))
 }
 
+/// A table's (key, value) rows.
+type Rows = Vec<(Vec<u8>, Vec<u8>)>;
+
 #[derive(Clone, Copy)]
 struct Handle {
     offset: usize,
@@ -106,13 +109,13 @@ fn block<'a>(file: &'a [u8], h: Handle, what: &str) -> Result<&'a [u8], String> 
 }
 
 /// A block's (key, value) entries in order, keys rebuilt from their shared prefixes.
-fn entries(b: &[u8], what: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+fn entries(b: &[u8], what: &str) -> Result<Rows, String> {
     let bad = |e: &str| format!("the {what} block is malformed: {e}");
     let n = b.len().checked_sub(4).map(|i| u32::from_le_bytes(b[i..].try_into().unwrap()) as usize);
     let n = n.ok_or_else(|| bad("shorter than its restart count"))?;
     let limit = n.checked_mul(4).and_then(|r| b.len().checked_sub(4 + r)).ok_or_else(|| bad("restart array beyond the block"))?;
     let mut r = Reader::new(&b[..limit]);
-    let (mut out, mut key): (Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>) = (Vec::new(), Vec::new());
+    let (mut out, mut key): (Rows, Vec<u8>) = (Vec::new(), Vec::new());
     while !r.at_end() {
         let shared = r.varint().map_err(|e| bad(&e))? as usize;
         let unshared = r.varint().map_err(|e| bad(&e))? as usize;
@@ -135,7 +138,7 @@ fn entries(b: &[u8], what: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
 }
 
 /// Every (key, value) of a sorted-table file, in key order.
-fn table(file: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+fn table(file: &[u8]) -> Result<Rows, String> {
     if file.len() < FOOTER {
         return Err(format!("{} bytes is shorter than a table's {FOOTER}-byte footer (truncated?)", file.len()));
     }
@@ -229,12 +232,14 @@ pub fn read(prefix: &str) -> Result<BTreeMap<String, Tensor>, String> {
         if e.shard >= shards {
             return Err(at(format!("tensor {name:?} names shard {} of {shards}", e.shard)));
         }
-        if !data.contains_key(&e.shard) {
-            let path = format!("{prefix}.data-{:05}-of-{:05}", e.shard, shards);
-            let b = std::fs::read(&path).map_err(|err| format!("cannot read {path:?} (data of {index:?}): {err}"))?;
-            data.insert(e.shard, (path, b));
-        }
-        let (path, b) = &data[&e.shard];
+        let (path, b) = match data.entry(e.shard) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                let path = format!("{prefix}.data-{:05}-of-{:05}", e.shard, shards);
+                let b = std::fs::read(&path).map_err(|err| format!("cannot read {path:?} (data of {index:?}): {err}"))?;
+                v.insert((path, b))
+            }
+        };
         let n: usize = e.shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d)).unwrap_or(usize::MAX);
         if n.checked_mul(4) != Some(e.size) {
             return Err(at(format!("tensor {name:?} of shape {:?} has {} bytes, not 4 per element", e.shape, e.size)));
