@@ -370,16 +370,13 @@ static PARAMS: &[ParamInfo] = &[ParamInfo {
 }];
 
 fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
-    let path = match p.obj.and_then(|o| o.get("model")) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => return Err(format!("parameter \"model\" of scheme \"indigo\" must be a string (a checkpoint path), got {v}")),
-        None => {
-            return Err("scheme \"indigo\" needs parameter \"model\": the TensorFlow checkpoint of Indigo's policy, \
-                 dagger/model/model (with model.index and model.data-00000-of-00001) from github.com/StanfordSNR/indigo \
-                 (not shipped with ccbench)"
-                .into())
-        }
-    };
+    let path = super::file_param(
+        p,
+        "indigo",
+        "model",
+        "the TensorFlow checkpoint of Indigo's policy, dagger/model/model (with model.index and \
+         model.data-00000-of-00001) from github.com/StanfordSNR/indigo (not shipped with ccbench)",
+    )?;
     let policy = Policy::load(&path).map_err(|e| format!("parameter \"model\" of scheme \"indigo\": {e}"))?;
     Ok(Box::new(Indigo::new(policy)))
 }

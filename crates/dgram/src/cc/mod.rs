@@ -157,6 +157,16 @@ pub fn schemes() -> impl Iterator<Item = &'static SchemeInfo> {
     MODULES.iter().flat_map(|m| m.iter())
 }
 
+/// A required string parameter naming a file the scheme reads (tao's rule table, indigo's
+/// checkpoint); `what` tells the user what to give when it is missing.
+fn file_param(p: &Params, scheme: &str, name: &str, what: &str) -> Result<String, String> {
+    match p.obj.and_then(|o| o.get(name)) {
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        Some(v) => Err(format!("parameter \"{name}\" of scheme \"{scheme}\" must be a string (a file path), got {v}")),
+        None => Err(format!("scheme \"{scheme}\" needs parameter \"{name}\": {what}")),
+    }
+}
+
 /// Build a datagram scheme by name from a JSON object (or null) of its parameters.
 pub fn make(name: &str, params: &serde_json::Value, seed: u64) -> Result<Box<dyn DgramCc>, String> {
     let info = schemes().find(|s| s.name == name).ok_or_else(|| {

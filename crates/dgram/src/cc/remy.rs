@@ -223,15 +223,13 @@ static PARAMS: &[ParamInfo] = &[ParamInfo {
 }];
 
 fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
-    let path = match p.obj.and_then(|o| o.get("dna")) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => return Err(format!("parameter \"dna\" of scheme \"tao\" must be a string (a file path), got {v}")),
-        None => {
-            return Err("scheme \"tao\" needs parameter \"dna\": the path of a RemyCC rule table such as \
-                 RemyCC-2014-100x.dna from github.com/tcpexmachina/remy tests/ (GPL-3.0, so not shipped with ccbench)"
-                .into())
-        }
-    };
+    let path = super::file_param(
+        p,
+        "tao",
+        "dna",
+        "the path of a RemyCC rule table such as RemyCC-2014-100x.dna from github.com/tcpexmachina/remy tests/ \
+         (GPL-3.0, so not shipped with ccbench)",
+    )?;
     let tree = load(&path)?;
     let mut r = Remy {
         tree,
