@@ -140,8 +140,8 @@ def test_a_checkpoint_runs_in_the_simulator(tmp_path):
 @pytest.mark.parametrize("rtt_ms", [10, 20])
 def test_published_indigo_on_a_100mbit_dumbbell(tmp_path, rtt_ms):
     """The published policy on CoCo-Beholder's single-flow dumbbell (100 Mbit/s everywhere,
-    1000-packet queues, 10 s): measured with the checkpoint at 463d89b, it fills the link with a
-    queue of a few ms (docs/datagram-schemes.md has the numbers)."""
+    1000-packet queues, 10 s): measured with the checkpoint at 463d89b, RTT 10 ms: 99.65 Mbit/s,
+    OWD p95 11.68 ms; RTT 20 ms: 99.04 Mbit/s, 12.75 ms (docs/datagram-schemes.md)."""
     x = rtt_ms // 2
     doc = {"duration": 10, "seed": 1, "central": {"rate": "100Mbit", "delay": f"{x - 2}ms", "queue": 1000},
            "flows": [{"scheme": "indigo", "params": {"model": os.environ["CCBENCH_INDIGO_MODEL"]},
@@ -151,8 +151,8 @@ def test_published_indigo_on_a_100mbit_dumbbell(tmp_path, rtt_ms):
     fs = run_rows(r).row(0, named=True)   # the metrics the study's index holds
     print(f"indigo RTT {rtt_ms} ms: {fs['avg_tput_mbps']:.2f} Mbit/s, OWD p95 {fs['p95_delay_ms']:.2f} ms, "
           f"loss {fs['coco_loss_pct']:.3f} %")
-    assert fs["avg_tput_mbps"] > 90
-    assert fs["p95_delay_ms"] < x + 10      # base one-way delay x plus a short queue
+    assert fs["avg_tput_mbps"] > 95
+    assert fs["p95_delay_ms"] < x + 8       # base one-way delay x plus a short queue
 
 
 def test_the_kernel_backend_hands_the_checkpoint_to_ccbench_dgram(tmp_path):

@@ -201,8 +201,9 @@ fn clear_errors_for_missing_or_foreign_checkpoints() {
 
 /// With the published checkpoint at hand (`CCBENCH_INDIGO_MODEL=/path/indigo/dagger/model/model
 /// cargo test -p ccbench-dgram --release -- --ignored indigo`): one layer of 32 units; on a
-/// 100 Mbit/s, 20 ms link it fills the link with a short queue (measured: see
-/// docs/datagram-schemes.md). Not shipped, so the test is ignored by default and fails when run
+/// 100 Mbit/s, 20 ms link with a 1000-packet buffer it fills the link with a short queue
+/// (measured at 463d89b: utilisation 1.000, queue median and p95 2.8 ms, window 190 packets ≈
+/// BDP + 23, no loss). Not shipped, so the test is ignored by default and fails when run
 /// without the file.
 #[test]
 #[ignore]
@@ -217,6 +218,6 @@ fn published_indigo_model() {
     let (q50, q95) = (l.owd_ms(f, 2 * SEC, 10 * SEC, 0.5) - 10.0, l.owd_ms(f, 2 * SEC, 10 * SEC, 0.95) - 10.0);
     let w = l.var_mean(f, "cwnd_pkts", 2 * SEC, 10 * SEC);
     eprintln!("published Indigo, 100 Mbit/s, 20 ms: utilisation {t:.3}, queue median {q50:.1} ms, p95 {q95:.1} ms, mean window {w:.0} packets, {} losses", l.losses(f));
-    assert!(t > 0.8, "utilisation {t}");
-    assert!(q95 < 50.0, "p95 queue {q95} ms");
+    assert!(t > 0.95, "utilisation {t}");
+    assert!(q95 < 10.0, "p95 queue {q95} ms");
 }
