@@ -195,7 +195,7 @@ mod tests {
     fn every_scheme_builds_from_its_declared_defaults() {
         for s in schemes() {
             if s.params.iter().any(|p| p.default.is_nan()) {
-                continue; // a required, non-numeric parameter (tao's rule-table file): own tests
+                continue; // a required file parameter (tao's rule table, indigo's checkpoint): own tests
             }
             let c = make(s.name, &serde_json::Value::Null, 1).unwrap_or_else(|e| panic!("{}: {e}", s.name));
             assert_eq!(c.name(), s.name);
