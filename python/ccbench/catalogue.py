@@ -313,8 +313,9 @@ def _scenario_md(schemes: list[dict], runs: dict[str, dict]) -> list[str]:
     n_dg = sum(s.get("transport") == "dgram" for s in schemes)
     w(f"Every congestion-control scheme in the simulator's registry ({len(schemes) - n_dg} TCP "
       f"schemes and {n_dg} datagram schemes — Pantheon's user-space algorithms on ccbench's "
-      "datagram transport, [datagram.md](datagram.md); `tao` needs a rule table of the user's and "
-      "is not run here; `ccbench schemes` lists them, `ccbench schemes NAME` shows one), each "
+      "datagram transport, [datagram.md](datagram.md); `tao` and `indigo` need a file of the "
+      "user's, a rule table and a trained checkpoint, and are not run here; `ccbench schemes` "
+      "lists them, `ccbench schemes NAME` shows one), each "
       "run alone in one standard scenario. Descriptions, sources and parameters come from the "
       "registry; plots and numbers from the runs. Regenerate this page with `ccbench catalogue "
       "-o docs`.\n")
@@ -420,7 +421,7 @@ def generate(out_dir: str | Path = "docs", names: list[str] | None = None, *, jo
     from . import api
 
     # every TCP scheme and every datagram scheme that runs without a file of the user's (tao
-    # evaluates a rule table the user brings: docs/datagram-schemes.md)
+    # and indigo evaluate a rule table / checkpoint the user brings: docs/datagram-schemes.md)
     registry = api.schemes() + [d for d in api.dgram_schemes()
                                 if all(p["default"] is not None for p in d["params"])]
     if names:

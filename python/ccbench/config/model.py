@@ -79,7 +79,7 @@ class GroupSpec:
     kernel_cc: str | None = None     # the kernel CC under a Python controller (--backend emu)
     bpf: dict[str, Any] | None = None  # BPF scheme {path, cc} (config/bpfschemes.py), emu only
     transport: str = "tcp"           # "dgram": a datagram scheme (docs/datagram.md)
-    file_sha256: str | None = None   # files named by the scheme's parameters (tao's rule table)
+    file_sha256: str | None = None   # files named by the scheme's parameters (tao's rule table, indigo's checkpoint)
     #: Resolved workload keys copied into each flow: app_rate_bps, onoff, arrivals (workloads.py).
     workload: dict[str, Any] = field(default_factory=dict)
     #: General topology only: src/dst hosts and optional route (topology.Endpoints).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 from typing import Any
 
@@ -221,21 +222,53 @@ def _group_scheme(g: dict, spec: GroupSpec, path: tuple, registry: Registry | No
 def _file_params(params: dict, ppaths: dict, defaults: dict, spec: GroupSpec,
                  errs: Collector) -> None:
     """A text parameter the registry gives no default (a file the scheme reads, e.g. tao's
-    rule table): the path found as trace files are (relative to the experiment file's
-    directory too), made absolute, and the file's SHA-256 kept with the flow, so that a changed
-    file re-runs the runs that read it."""
+    rule table, indigo's checkpoint): the path found as trace files are (relative to the
+    experiment file's directory too), made absolute, and the files' SHA-256 kept with the
+    flow, so that a changed file re-runs the runs that read it."""
     files = []
     for k, v in params.items():
         if isinstance(v, str) and k in defaults and defaults[k] is None:
             try:
-                found = os.path.abspath(find_file(v, ppaths[k], f"the file of parameter {k}"))
+                found, read = _param_files(v, ppaths[k], k)
             except ConfigError as e:
                 errs.add(e)
                 continue
             params[k] = found
-            files.append(found)
+            files += read
     if files:
         spec.file_sha256 = sources.combined(files)
+
+
+_CKPT_DATA = ".data-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]"
+
+
+def _param_files(value: str, path: tuple, key: str) -> tuple[str, list[str]]:
+    """(the absolute path to hand the scheme, the files it reads) for a file parameter: a file,
+    or a TensorFlow checkpoint named by its prefix (``…/model``, no such file) or its
+    ``.index`` file, which reads the data shards beside the index too."""
+    what = f"the file of parameter {key}"
+    try:
+        found = os.path.abspath(find_file(value, path, what))
+    except ConfigError:
+        try:
+            found = os.path.abspath(find_file(value + ".index", path, what))[:-len(".index")]
+        except ConfigError:
+            pass
+        else:
+            return found, _checkpoint_files(found, value, path)
+        raise
+    if found.endswith(".index"):
+        return found, _checkpoint_files(found[:-len(".index")], value, path)
+    return found, [found]
+
+
+def _checkpoint_files(prefix: str, value: str, path: tuple) -> list[str]:
+    data = sorted(glob.glob(glob.escape(prefix) + _CKPT_DATA))
+    if not data:
+        raise ConfigError(path, f"{show(value)} is a checkpoint index without its data file "
+                          f"({os.path.basename(prefix)}.data-00000-of-00001)",
+                          "keep the .data file beside the .index file", value)
+    return [prefix + ".index"] + data
 
 
 def _group_times(g: dict, spec: GroupSpec, duration_ns: int | None, errs: Collector) -> None:

@@ -24,10 +24,12 @@ CAMPAIGNS = {"validation": "validation.yaml", "utilisation": "utilisation.yaml",
              "sq-trace": "square-wave-trace.yaml", "sq-base": "square-wave-base.yaml",
              "validation-dgram": "validation-dgram.yaml"}
 #: Pantheon's user-space schemes as ccbench's datagram schemes (validation-dgram.yaml): the
-#: thesis's name -> ccbench's (the implementation Pantheon ran under that name).
+#: thesis's name -> ccbench's (the implementation Pantheon ran under that name). indigo and
+#: tao load a file the user brings (not shipped): their rows appear when the user adds them to
+#: the campaign's cc axis with the file ({name: indigo, model: …}, {name: tao, dna: …}).
 DGRAM_SCHEMES = {"ledbat": "ledbat-utp", "pcc": "pcc-allegro", "pcc_exp": "pcc-udt",
                  "quic": "quic-cubic-chromium", "scream": "scream", "sprout": "sprout",
-                 "verus": "verus", "vivace": "pcc-vivace"}
+                 "verus": "verus", "vivace": "pcc-vivace", "indigo": "indigo", "taova": "tao"}
 INTRO = ("E. Khasina, *The CoCo-Beholder: Enabling Comprehensive Evaluation of Congestion "
          "Control Algorithms*, MSc thesis, Saarland University / MPI-INF, 2019 (§4.1-4.3, "
          "Appendices D, E), reproducing B. Turkovic, F. Kuipers, S. Uhlig, *Fifty Shades of "
@@ -514,8 +516,9 @@ def _validation_dgram(ctx: Ctx, out: Output, d: Data) -> None:
                  "datagram schemes (docs/datagram-schemes.md) against the thesis's CoCo-Beholder "
                  "means (σ) for the scheme Pantheon ran under that name; ✗ = outside the same "
                  "test (2σ, or d_r ≤ 10 % / ±0.1 loss points). kernel = the same code as a "
-                 "real UDP process (ccbench-dgram). Tao 100x, Indigo and FillP are not "
-                 "available (docs/datagram-schemes.md)."))
+                 "real UDP process (ccbench-dgram). Indigo and Tao 100x run when the user "
+                 "adds them with their files (not shipped); FillP has no published source "
+                 "(docs/datagram-schemes.md)."))
 
 
 def _utilisation(ctx: Ctx, out: Output, d: Data) -> None:

@@ -143,9 +143,11 @@ macro_rules! registry {
     };
 }
 
-registry!(fixed, aimd_dgram, ledbat, pcc_vivace, pcc_allegro, pcc_udt, quic_cubic, scream, verus, sprout, remy);
+registry!(fixed, aimd_dgram, ledbat, pcc_vivace, pcc_allegro, pcc_udt, quic_cubic, scream, verus, sprout, remy, indigo);
 
 mod pcc_mi;
+mod proto;
+mod tf_checkpoint;
 
 #[cfg(test)]
 mod testlink;
@@ -153,6 +155,16 @@ mod testlink;
 /// All registered datagram schemes.
 pub fn schemes() -> impl Iterator<Item = &'static SchemeInfo> {
     MODULES.iter().flat_map(|m| m.iter())
+}
+
+/// A required string parameter naming a file the scheme reads (tao's rule table, indigo's
+/// checkpoint); `what` tells the user what to give when it is missing.
+fn file_param(p: &Params, scheme: &str, name: &str, what: &str) -> Result<String, String> {
+    match p.obj.and_then(|o| o.get(name)) {
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        Some(v) => Err(format!("parameter \"{name}\" of scheme \"{scheme}\" must be a string (a file path), got {v}")),
+        None => Err(format!("scheme \"{scheme}\" needs parameter \"{name}\": {what}")),
+    }
 }
 
 /// Build a datagram scheme by name from a JSON object (or null) of its parameters.
@@ -183,7 +195,7 @@ mod tests {
     fn every_scheme_builds_from_its_declared_defaults() {
         for s in schemes() {
             if s.params.iter().any(|p| p.default.is_nan()) {
-                continue; // a required, non-numeric parameter (tao's rule-table file): own tests
+                continue; // a required file parameter (tao's rule table, indigo's checkpoint): own tests
             }
             let c = make(s.name, &serde_json::Value::Null, 1).unwrap_or_else(|e| panic!("{}: {e}", s.name));
             assert_eq!(c.name(), s.name);

@@ -25,6 +25,7 @@
 //! remy's own `Rat`, with the "received" time of a packet taken as its acknowledgement's arrival at
 //! the sender (what a real sender observes) and the window counted as packets in flight.
 
+use super::proto::{Reader, Val};
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
 
 const AXES: usize = 6;
@@ -69,67 +70,9 @@ impl Tree {
     }
 }
 
-// ---- a minimal protobuf reader for dna.proto ----
-
-struct Reader<'a> {
-    b: &'a [u8],
-    i: usize,
-}
-
-enum Val<'a> {
-    Varint(u64),
-    Fixed64(u64),
-    Bytes(&'a [u8]),
-}
-
-impl<'a> Reader<'a> {
-    fn varint(&mut self) -> Result<u64, String> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = *self.b.get(self.i).ok_or("truncated varint")?;
-            self.i += 1;
-            v |= ((byte & 0x7f) as u64) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err("varint longer than 10 bytes".into())
-    }
-    fn next(&mut self) -> Result<Option<(u64, Val<'a>)>, String> {
-        if self.i >= self.b.len() {
-            return Ok(None);
-        }
-        let key = self.varint()?;
-        let (field, wire) = (key >> 3, key & 7);
-        let v = match wire {
-            0 => Val::Varint(self.varint()?),
-            1 => {
-                let s = self.b.get(self.i..self.i + 8).ok_or("truncated 64-bit field")?;
-                self.i += 8;
-                Val::Fixed64(u64::from_le_bytes(s.try_into().unwrap()))
-            }
-            2 => {
-                let n = self.varint()? as usize;
-                let s = self.b.get(self.i..self.i + n).ok_or("truncated length-delimited field")?;
-                self.i += n;
-                Val::Bytes(s)
-            }
-            5 => {
-                self.i += 4;
-                if self.i > self.b.len() {
-                    return Err("truncated 32-bit field".into());
-                }
-                Val::Varint(0)
-            }
-            w => return Err(format!("unsupported wire type {w}")),
-        };
-        Ok(Some((field, v)))
-    }
-}
-
 fn parse_memory(b: &[u8], default: f64) -> Result<[f64; AXES], String> {
     let mut m = [default; AXES];
-    let mut r = Reader { b, i: 0 };
+    let mut r = Reader::new(b);
     while let Some((f, v)) = r.next()? {
         if let (21..=26, Val::Fixed64(x)) = (f, v) {
             m[(f - 21) as usize] = f64::from_bits(x);
@@ -140,15 +83,15 @@ fn parse_memory(b: &[u8], default: f64) -> Result<[f64; AXES], String> {
 
 fn parse_range(b: &[u8]) -> Result<Range, String> {
     let mut rg = Range { lower: [0.0; AXES], upper: [MAX_MEMORY; AXES], axes: Vec::new() };
-    let mut r = Reader { b, i: 0 };
+    let mut r = Reader::new(b);
     while let Some((f, v)) = r.next()? {
         match (f, v) {
             (11, Val::Bytes(s)) => rg.lower = parse_memory(s, 0.0)?,
             (12, Val::Bytes(s)) => rg.upper = parse_memory(s, MAX_MEMORY)?,
             (13, Val::Varint(a)) => rg.axes.push(a as usize),
             (13, Val::Bytes(s)) => {
-                let mut p = Reader { b: s, i: 0 };
-                while p.i < s.len() {
+                let mut p = Reader::new(s);
+                while !p.at_end() {
                     rg.axes.push(p.varint()? as usize);
                 }
             }
@@ -166,7 +109,7 @@ fn parse_range(b: &[u8]) -> Result<Range, String> {
 
 fn parse_whisker(b: &[u8]) -> Result<Action, String> {
     let mut a = Action { increment: 0, multiple: 0.0, intersend_ms: 0.0 };
-    let mut r = Reader { b, i: 0 };
+    let mut r = Reader::new(b);
     while let Some((f, v)) = r.next()? {
         match (f, v) {
             (31, Val::Varint(z)) => a.increment = ((z >> 1) as i64 ^ -((z & 1) as i64)) as i32,
@@ -183,7 +126,7 @@ fn parse_tree(b: &[u8], depth: usize) -> Result<Tree, String> {
         return Err("whisker tree deeper than 64".into());
     }
     let mut t = Tree { domain: parse_range(&[])?, children: Vec::new(), leaf: None };
-    let mut r = Reader { b, i: 0 };
+    let mut r = Reader::new(b);
     while let Some((f, v)) = r.next()? {
         match (f, v) {
             (1, Val::Bytes(s)) => t.domain = parse_range(s)?,
@@ -280,15 +223,13 @@ static PARAMS: &[ParamInfo] = &[ParamInfo {
 }];
 
 fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
-    let path = match p.obj.and_then(|o| o.get("dna")) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => return Err(format!("parameter \"dna\" of scheme \"tao\" must be a string (a file path), got {v}")),
-        None => {
-            return Err("scheme \"tao\" needs parameter \"dna\": the path of a RemyCC rule table such as \
-                 RemyCC-2014-100x.dna from github.com/tcpexmachina/remy tests/ (GPL-3.0, so not shipped with ccbench)"
-                .into())
-        }
-    };
+    let path = super::file_param(
+        p,
+        "tao",
+        "dna",
+        "the path of a RemyCC rule table such as RemyCC-2014-100x.dna from github.com/tcpexmachina/remy tests/ \
+         (GPL-3.0, so not shipped with ccbench)",
+    )?;
     let tree = load(&path)?;
     let mut r = Remy {
         tree,
