@@ -135,8 +135,8 @@ def test_schemes_unknown_name_fails_naming_the_known_ones():
 
 def test_catalogue_draws_datagram_schemes_and_leaves_out_tao(tmp_path):
     """Datagram schemes (docs/datagram.md) get a section and a plot of packets in flight and
-    their key variable; tao and indigo, which need the user's rule table or checkpoint, are not
-    run."""
+    their key variable; tao, which needs the user's rule table, is not run; indigo runs its
+    shipped checkpoint, shown as the parameter's default."""
     r = ccbench_cli("catalogue", "-o", tmp_path, "--scheme", "ledbat-utp,pcc-vivace")
     assert r.returncode == 0, r.stderr
     md = (tmp_path / "cc-catalogue.md").read_text()
@@ -149,6 +149,9 @@ def test_catalogue_draws_datagram_schemes_and_leaves_out_tao(tmp_path):
     assert "sending rate (Mbit/s)" in _section(md, "pcc-vivace")       # the PCC default
     row = next(l for l in md.splitlines() if l.startswith("| [pcc-vivace]"))
     assert row.rstrip().endswith("| n/a |")                             # a rate: no window
-    for user_file in ("tao", "indigo"):
-        t = ccbench_cli("catalogue", "-o", tmp_path / "t", "--scheme", user_file)
-        assert t.returncode != 0 and "unknown scheme" in t.stderr
+    t = ccbench_cli("catalogue", "-o", tmp_path / "t", "--scheme", "tao")
+    assert t.returncode != 0 and "unknown scheme" in t.stderr
+    i = ccbench_cli("catalogue", "-o", tmp_path / "i", "--scheme", "indigo")
+    assert i.returncode == 0, i.stderr
+    sec = _section((tmp_path / "i" / "cc-catalogue.md").read_text(), "indigo")
+    assert "| `model` | shipped schemes/indigo/model |" in sec and "queuing delay input" in sec

@@ -1,8 +1,9 @@
 """`indigo` end to end (docs/datagram-schemes.md): the checkpoint parameter is resolved like
 tao's rule table (relative to the experiment file, its files' content in the run key), the
-simulator runs a checkpoint written here, and — when ``$CCBENCH_INDIGO_MODEL`` names the
-published checkpoint (github.com/StanfordSNR/indigo ``dagger/model/model``, not shipped) — the
-trained policy on CoCo-Beholder's 100 Mbit/s dumbbell."""
+simulator runs a checkpoint written here, and the published checkpoint
+(github.com/StanfordSNR/indigo ``dagger/model/model``, shipped in python/ccbench/schemes/indigo/
+and used when a flow names none) runs the trained policy on CoCo-Beholder's 100 Mbit/s
+dumbbell."""
 from __future__ import annotations
 
 import json
@@ -135,8 +136,6 @@ def test_a_checkpoint_runs_in_the_simulator(tmp_path):
     assert 5.5 < tput < 6.2, tput
 
 
-@pytest.mark.skipif(not os.environ.get("CCBENCH_INDIGO_MODEL"),
-                    reason="set CCBENCH_INDIGO_MODEL to Indigo's checkpoint (dagger/model/model)")
 @pytest.mark.parametrize("rtt_ms", [10, 20])
 def test_published_indigo_on_a_100mbit_dumbbell(tmp_path, rtt_ms):
     """The published policy on CoCo-Beholder's single-flow dumbbell (100 Mbit/s everywhere,
@@ -144,7 +143,7 @@ def test_published_indigo_on_a_100mbit_dumbbell(tmp_path, rtt_ms):
     OWD p95 11.68 ms; RTT 20 ms: 99.04 Mbit/s, 12.75 ms (docs/datagram-schemes.md)."""
     x = rtt_ms // 2
     doc = {"duration": 10, "seed": 1, "central": {"rate": "100Mbit", "delay": f"{x - 2}ms", "queue": 1000},
-           "flows": [{"scheme": "indigo", "params": {"model": os.environ["CCBENCH_INDIGO_MODEL"]},
+           "flows": [{"scheme": "indigo",
                       "direction": "<-", "left-rate": "100Mbit", "right-rate": "100Mbit",
                       "left-delay": "1ms", "right-delay": "1ms", "left-queue": 1000, "right-queue": 1000}]}
     r = run(tmp_path, config.resolve(doc, schemes=api.registry()))
@@ -153,6 +152,22 @@ def test_published_indigo_on_a_100mbit_dumbbell(tmp_path, rtt_ms):
           f"loss {fs['coco_loss_pct']:.3f} %")
     assert fs["avg_tput_mbps"] > 95
     assert fs["p95_delay_ms"] < x + 8       # base one-way delay x plus a short queue
+
+
+def test_the_shipped_checkpoint_is_the_default_and_keyed_by_content(tmp_path):
+    """A flow naming no ``model`` gets the shipped checkpoint's absolute path, the files' hash
+    in the run key as for a file the user names; ``ccbench schemes`` shows it as the default."""
+    from ccbench.config.native import shipped_file
+    shipped = shipped_file("indigo", "model")
+    assert os.path.isfile(shipped + ".index") and os.path.isfile(shipped + ".data-00000-of-00001")
+    assert os.path.isfile(os.path.join(os.path.dirname(shipped), "LICENSE"))
+    exp = config.resolve({"duration": 1, "flows": [{"scheme": "indigo"}]}, schemes=api.registry())
+    named = config.resolve({"duration": 1, "flows": [{"scheme": "indigo", "params": {"model": shipped}}]},
+                           schemes=api.registry())
+    assert exp["flows"][0]["params"] == {"model": shipped}
+    assert run_key(exp, "sim", 1, "v") == run_key(named, "sim", 1, "v")
+    (p,) = next(s for s in api.dgram_schemes() if s["name"] == "indigo")["params"]
+    assert p["shipped"] == shipped
 
 
 def test_the_kernel_backend_hands_the_checkpoint_to_ccbench_dgram(tmp_path):

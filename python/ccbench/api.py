@@ -502,9 +502,17 @@ def schemes() -> list[dict]:
 
 
 def dgram_schemes() -> list[dict]:
-    """The datagram transport's schemes (docs/datagram.md), each with ``transport: dgram``."""
+    """The datagram transport's schemes (docs/datagram.md), each with ``transport: dgram``. A
+    file parameter (no numeric default) for which the package ships a file (Indigo's published
+    checkpoint) carries that file's absolute path as ``shipped``."""
     from . import _core
-    return _core.dgram_schemes()
+    from .config.native import shipped_file
+    out = _core.dgram_schemes()
+    for s in out:
+        for p in s["params"]:
+            if p["default"] is None and (f := shipped_file(s["name"], p["name"])) is not None:
+                p["shipped"] = f
+    return out
 
 
 def scheme_catalogue() -> list[dict]:

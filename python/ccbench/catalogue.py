@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import copy
 import math
+import os
 import multiprocessing
 import shutil
 import tempfile
@@ -93,13 +94,17 @@ KEY_VARS: dict[str, Plan] = {
     "quic-cubic": Plan(KeyVar("w_max_pkts", "W_max (packets)", same_axis=True)),
     "quic-cubic-chromium": Plan(KeyVar("w_max_pkts", "W_max (packets)", same_axis=True)),
     "aimd-dgram": Plan(KeyVar("losses", "loss events")),
+    "indigo": Plan(KeyVar("delay_ms", "queuing delay input: EWMA of RTT − min RTT (ms)")),
 }
 
 _BAND_COLOURS = ("#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd")
 
 
-def fmt_default(v) -> str:
-    """A parameter default as people write it: integers without a point, others to 6 digits."""
+def fmt_default(v, shipped: str | None = None) -> str:
+    """A parameter default as people write it: integers without a point, others to 6 digits; a
+    file parameter as the file the package ships for it, or "required"."""
+    if shipped is not None:
+        return "shipped " + shipped[shipped.find("schemes" + os.sep):]
     if isinstance(v, bool):
         return str(v).lower()
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
@@ -313,8 +318,8 @@ def _scenario_md(schemes: list[dict], runs: dict[str, dict]) -> list[str]:
     n_dg = sum(s.get("transport") == "dgram" for s in schemes)
     w(f"Every congestion-control scheme in the simulator's registry ({len(schemes) - n_dg} TCP "
       f"schemes and {n_dg} datagram schemes — Pantheon's user-space algorithms on ccbench's "
-      "datagram transport, [datagram.md](datagram.md); `tao` and `indigo` need a file of the "
-      "user's, a rule table and a trained checkpoint, and are not run here; `ccbench schemes` "
+      "datagram transport, [datagram.md](datagram.md); `tao` needs a rule table of the user's and "
+      "is not run here; `indigo` runs its published checkpoint, shipped; `ccbench schemes` "
       "lists them, `ccbench schemes NAME` shows one), each "
       "run alone in one standard scenario. Descriptions, sources and parameters come from the "
       "registry; plots and numbers from the runs. Regenerate this page with `ccbench catalogue "
@@ -395,7 +400,7 @@ def _scheme_md(s: dict, r: dict, png_rel: str) -> list[str]:
         w("| parameter | default | meaning |")
         w("|---|--:|---|")
         for p in s["params"]:
-            w(f"| `{p['name']}` | {fmt_default(p['default'])} | {_cell(p['doc'])} |")
+            w(f"| `{p['name']}` | {fmt_default(p['default'], p.get('shipped'))} | {_cell(p['doc'])} |")
         w("")
     else:
         w("Parameters: none.\n")
@@ -421,9 +426,11 @@ def generate(out_dir: str | Path = "docs", names: list[str] | None = None, *, jo
     from . import api
 
     # every TCP scheme and every datagram scheme that runs without a file of the user's (tao
-    # and indigo evaluate a rule table / checkpoint the user brings: docs/datagram-schemes.md)
+    # evaluates a rule table the user brings: docs/datagram-schemes.md; indigo's checkpoint is
+    # shipped)
     registry = api.schemes() + [d for d in api.dgram_schemes()
-                                if all(p["default"] is not None for p in d["params"])]
+                                if all(p["default"] is not None or "shipped" in p
+                                       for p in d["params"])]
     if names:
         by_name = {s["name"].lower(): s for s in registry}
         unknown = [n for n in names if n.lower() not in by_name]

@@ -316,9 +316,9 @@ def _scheme_text(s: dict, width: int, full: bool) -> list[str]:
         return lines
     lines.append(f"{ind}parameters ({len(s['params'])}):")
     nw = max(len(p["name"]) for p in s["params"])
-    dw = max(len(fmt_default(p["default"])) for p in s["params"])
+    dw = max(len(fmt_default(p["default"], p.get("shipped"))) for p in s["params"])
     for p in s["params"]:
-        head = f"{ind}  {p['name']:<{nw}} = {fmt_default(p['default']):<{dw}}  "
+        head = f"{ind}  {p['name']:<{nw}} = {fmt_default(p['default'], p.get('shipped')):<{dw}}  "
         if full:
             doc = _wrap(p["doc"], width, len(head))
             lines.append(head + doc[0])

@@ -214,9 +214,32 @@ def _group_scheme(g: dict, spec: GroupSpec, path: tuple, registry: Registry | No
                             errs.add(e)
                 name = canonical
                 spec.transport = registry.transport.get(name, "tcp")
+                _shipped_files(name, params, ppaths, spath)
                 _file_params(params, ppaths, registry.params.get(name, {}), spec, errs)
             spec.scheme = name
         spec.params = params
+
+
+#: File parameters with a file shipped in the package (python/ccbench/schemes/<dir>/, each with
+#: its licence and origin): used when the flow names none. Indigo's published checkpoint.
+SHIPPED_FILES = {"indigo": {"model": ("indigo", "model")}}
+
+
+def shipped_file(scheme: str, param: str) -> str | None:
+    """The absolute path of the file shipped for ``scheme``'s ``param``, or None."""
+    parts = SHIPPED_FILES.get(scheme, {}).get(param)
+    if parts is None:
+        return None
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemes", *parts)
+
+
+def _shipped_files(name: str, params: dict, ppaths: dict, spath: tuple) -> None:
+    """Fill in the shipped file of each file parameter the flow leaves out (found and keyed
+    like a file the user names)."""
+    for k in SHIPPED_FILES.get(name, {}):
+        if k not in params:
+            params[k] = shipped_file(name, k)
+            ppaths[k] = spath + (k,)
 
 
 def _file_params(params: dict, ppaths: dict, defaults: dict, spec: GroupSpec,

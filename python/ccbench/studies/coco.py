@@ -24,9 +24,9 @@ CAMPAIGNS = {"validation": "validation.yaml", "utilisation": "utilisation.yaml",
              "sq-trace": "square-wave-trace.yaml", "sq-base": "square-wave-base.yaml",
              "validation-dgram": "validation-dgram.yaml"}
 #: Pantheon's user-space schemes as ccbench's datagram schemes (validation-dgram.yaml): the
-#: thesis's name -> ccbench's (the implementation Pantheon ran under that name). indigo and
-#: tao load a file the user brings (not shipped): their rows appear when the user adds them to
-#: the campaign's cc axis with the file ({name: indigo, model: …}, {name: tao, dna: …}).
+#: thesis's name -> ccbench's (the implementation Pantheon ran under that name). indigo runs
+#: its shipped published checkpoint; tao loads a rule table the user brings (not shipped): its
+#: rows appear when the user adds it to the campaign's cc axis with the file ({name: tao, dna: …}).
 DGRAM_SCHEMES = {"ledbat": "ledbat-utp", "pcc": "pcc-allegro", "pcc_exp": "pcc-udt",
                  "quic": "quic-cubic-chromium", "scream": "scream", "sprout": "sprout",
                  "verus": "verus", "vivace": "pcc-vivace", "indigo": "indigo", "taova": "tao"}
@@ -516,8 +516,8 @@ def _validation_dgram(ctx: Ctx, out: Output, d: Data) -> None:
                  "datagram schemes (docs/datagram-schemes.md) against the thesis's CoCo-Beholder "
                  "means (σ) for the scheme Pantheon ran under that name; ✗ = outside the same "
                  "test (2σ, or d_r ≤ 10 % / ±0.1 loss points). kernel = the same code as a "
-                 "real UDP process (ccbench-dgram). Indigo and Tao 100x run when the user "
-                 "adds them with their files (not shipped); FillP has no published source "
+                 "real UDP process (ccbench-dgram). Tao 100x runs when the user adds it "
+                 "with its rule table (GPL, not shipped); FillP has no published source "
                  "(docs/datagram-schemes.md)."))
 
 

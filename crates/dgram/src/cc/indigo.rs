@@ -1,6 +1,6 @@
 //! `indigo`: Indigo, the congestion control learned by imitation (DAgger) of an oracle that
-//! knows each training network's ideal window, evaluated from a user-supplied TensorFlow
-//! checkpoint of its trained LSTM policy (Pantheon's `indigo`).
+//! knows each training network's ideal window, evaluated from a TensorFlow checkpoint of its
+//! trained LSTM policy (Pantheon's `indigo`; the published checkpoint is shipped).
 //!
 //! Sources: F. Y. Yan et al., "Pantheon: the training ground for Internet congestion-control
 //! research", USENIX ATC 2018, §5 (Indigo: an LSTM maps a congestion signal vector to a window
@@ -35,9 +35,11 @@
 //! - `env/receiver.py`: every datagram is acknowledged at once, echoing its send timestamp and
 //!   the sender's counters.
 //!
-//! The weights are not shipped with ccbench: a user brings the checkpoint and names it,
-//! `{"scheme": "indigo", "params": {"model": "/path/indigo/dagger/model/model"}}` (the prefix, as
-//! TensorFlow names a checkpoint, or its `.index` file).
+//! The published checkpoint (Apache-2.0, as its repository) is shipped in
+//! `python/ccbench/schemes/indigo/` with its licence and origin; the experiment layer hands its
+//! absolute path to this scheme when a flow names no other,
+//! `{"scheme": "indigo", "params": {"model": "/path/dagger/model/model"}}` (the prefix, as
+//! TensorFlow names a checkpoint, or its `.index` file) — a policy trained anew, say.
 //!
 //! Differences: the datagrams are the transport's (1472 bytes; Indigo's carry 1400 bytes of
 //! payload in a protobuf, about 1430); the window is enforced by the transport, which counts
@@ -366,7 +368,7 @@ impl DgramCc for Indigo {
 static PARAMS: &[ParamInfo] = &[ParamInfo {
     name: "model",
     default: f64::NAN,
-    doc: "required, a string: the TensorFlow checkpoint of Indigo's trained policy — its prefix (indigo/dagger/model/model from github.com/StanfordSNR/indigo) or its .index file, with the .data-00000-of-00001 file beside it; not shipped",
+    doc: "required, a string: the TensorFlow checkpoint of Indigo's trained policy — its prefix (indigo/dagger/model/model from github.com/StanfordSNR/indigo) or its .index file, with the .data-00000-of-00001 file beside it; the experiment layer uses the published one it ships (python/ccbench/schemes/indigo/model) when a flow names none",
 }];
 
 fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
@@ -375,7 +377,8 @@ fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
         "indigo",
         "model",
         "the TensorFlow checkpoint of Indigo's policy, dagger/model/model (with model.index and \
-         model.data-00000-of-00001) from github.com/StanfordSNR/indigo (not shipped with ccbench)",
+         model.data-00000-of-00001) from github.com/StanfordSNR/indigo; ccbench ships it as \
+         python/ccbench/schemes/indigo/model",
     )?;
     let policy = Policy::load(&path).map_err(|e| format!("parameter \"model\" of scheme \"indigo\": {e}"))?;
     Ok(Box::new(Indigo::new(policy)))
@@ -383,7 +386,7 @@ fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
 
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "indigo",
-    description: "Indigo's trained LSTM policy (window changes every 10 ms) evaluated from a user-supplied TensorFlow checkpoint",
+    description: "Indigo's trained LSTM policy (window changes every 10 ms) evaluated from a TensorFlow checkpoint (the published one shipped)",
     source: "Yan et al., USENIX ATC 2018 §5; github.com/StanfordSNR/indigo dagger/models.py, dagger/run_sender.py, env/sender.py, helpers/helpers.py",
     params: PARAMS,
     make,

@@ -199,16 +199,14 @@ fn clear_errors_for_missing_or_foreign_checkpoints() {
     cleanup(&prefix);
 }
 
-/// With the published checkpoint at hand (`CCBENCH_INDIGO_MODEL=/path/indigo/dagger/model/model
-/// cargo test -p ccbench-dgram --release -- --ignored indigo`): one layer of 32 units; on a
-/// 100 Mbit/s, 20 ms link with a 1000-packet buffer it fills the link with a short queue
-/// (measured at 463d89b: utilisation 1.000, queue median and p95 2.8 ms, window 190 packets ≈
-/// BDP + 23, no loss). Not shipped, so the test is ignored by default and fails when run
-/// without the file.
+/// The published checkpoint, shipped in python/ccbench/schemes/indigo/ (`$CCBENCH_INDIGO_MODEL`
+/// names another): one layer of 32 units; on a 100 Mbit/s, 20 ms link with a 1000-packet buffer
+/// it fills the link with a short queue (measured at 463d89b: utilisation 1.000, queue median
+/// and p95 2.8 ms, window 190 packets ≈ BDP + 23, no loss).
 #[test]
-#[ignore]
 fn published_indigo_model() {
-    let path = std::env::var("CCBENCH_INDIGO_MODEL").expect("set CCBENCH_INDIGO_MODEL to the checkpoint (…/dagger/model/model)");
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/ccbench/schemes/indigo/model");
+    let path = std::env::var("CCBENCH_INDIGO_MODEL").unwrap_or_else(|_| shipped.to_string());
     let p = Policy::load(&path).unwrap();
     assert_eq!((p.layers.len(), p.layers[0].units, p.layers[0].inputs), (1, 32, 9));
     let mut l = Link::new(100.0, 20.0, 1000, 1);
