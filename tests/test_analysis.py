@@ -344,6 +344,31 @@ def test_random_run_packet_mode_matches_numpy(random_run):
     assert s["mean_delay_ms"] == pytest.approx(d.mean(), rel=1e-12)
 
 
+@pytest.mark.parametrize("interval", [0.5, 0.03])
+def test_shared_sums_match_separate_analyses(random_run, interval, monkeypatch):
+    """analysis.cache.Computed: every grouping and the Pantheon summary from one PacketSums
+    (one pass over the packets, each curve's ranks once) equal the analyses run on their own,
+    to the bit; the percentiles of all planned groupings come from one select_ranks run."""
+    from ccbench.analysis import gather
+    from ccbench.analysis.cache import Computed
+    from ccbench.analysis.pantheon import pantheon_summary
+    runs = []
+    real = gather.select_ranks
+    monkeypatch.setattr(gather, "select_ranks", lambda *a, **k: runs.append(1) or real(*a, **k))
+    groupings = ["per-flow", "total", "per-scheme", "per-direction", "per-scheme-direction"]
+    c = Computed(random_run, interval).plan(*groupings)
+    shared = {g: c.analyze(g) for g in groupings}
+    pan = c.pantheon()
+    assert len(runs) == 1
+    for g in groupings:
+        own = analyze(random_run, g, interval)
+        assert shared[g].summary.equals(own.summary), g
+        assert shared[g].per_interval.equals(own.per_interval), g
+        assert shared[g].jain.equals(own.jain) and shared[g].overall_jain == own.overall_jain
+        assert shared[g].curve_stats == own.curve_stats
+    assert pan.equals(pantheon_summary(random_run))
+
+
 # ---------------------------------------------------------------- Pantheon, links, queues
 
 def test_pantheon_summary_hand(hand):

@@ -540,7 +540,8 @@ def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
     delay and loss; Jain's index over flows and the bottleneck utilisation when defined."""
     from .analysis.cache import Computed
     results = _results(results)
-    computed = Computed.of(results, interval)  # shared with the report of this run
+    # shared with the report of this run
+    computed = Computed.of(results, interval).plan("per-flow", "total")
     an = computed.analyze("per-flow")
     tot = computed.analyze("total")
     rows = list(an.summary.iter_rows(named=True)) + list(tot.summary.iter_rows(named=True))

@@ -369,8 +369,11 @@ def probe_figure(results, x_range):
     return f
 
 
-def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "per-direction",
-                                                     "total"), computed=None):
+#: the groupings drawn (the report's tables show three of them)
+GROUPINGS = ("per-flow", "per-scheme", "per-direction", "total")
+
+
+def run_figures(results, interval: float, groupings=GROUPINGS, computed=None):
     """(section title, [figures]) for the whole run; time axes are linked across figures."""
     dur = results.experiment["duration_ns"] / 1e9
     x = Range1d(0, dur, bounds=(0, dur))
@@ -396,4 +399,4 @@ def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "
     return [(t, fs) for t, fs in sections if fs]
 
 
-__all__ = ["MAX_POINTS", "run_figures", "styles", "thin"]
+__all__ = ["GROUPINGS", "MAX_POINTS", "run_figures", "styles", "thin"]
