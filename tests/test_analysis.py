@@ -344,22 +344,28 @@ def test_random_run_packet_mode_matches_numpy(random_run):
     assert s["mean_delay_ms"] == pytest.approx(d.mean(), rel=1e-12)
 
 
+@pytest.mark.parametrize("in_memory", [True, False])
 @pytest.mark.parametrize("interval", [0.5, 0.03])
-def test_shared_sums_match_separate_analyses(random_run, interval, monkeypatch):
+def test_shared_sums_match_separate_analyses(random_run, interval, in_memory, monkeypatch):
     """analysis.cache.Computed: every grouping and the Pantheon summary from one PacketSums
     (one pass over the packets, each curve's ranks once) equal the analyses run on their own,
-    to the bit; the percentiles of all planned groupings come from one select_ranks run."""
+    to the bit; the percentiles of all planned groupings come from one ranking, in memory or
+    by one select_ranks run (above PacketSums' IN_MEMORY_ROWS)."""
     from ccbench.analysis import gather
     from ccbench.analysis.cache import Computed
     from ccbench.analysis.pantheon import pantheon_summary
     runs = []
-    real = gather.select_ranks
-    monkeypatch.setattr(gather, "select_ranks", lambda *a, **k: runs.append(1) or real(*a, **k))
+    for name in ("select_ranks", "ranks_in_memory"):
+        real = getattr(gather, name)
+        monkeypatch.setattr(gather, name, lambda *a, real=real, **k: runs.append(real) or real(*a, **k))
+    if not in_memory:
+        monkeypatch.setattr(gather, "IN_MEMORY_ROWS", 0)
     groupings = ["per-flow", "total", "per-scheme", "per-direction", "per-scheme-direction"]
     c = Computed(random_run, interval).plan(*groupings)
     shared = {g: c.analyze(g) for g in groupings}
     pan = c.pantheon()
-    assert len(runs) == 1
+    assert len(runs) == 1 and (runs[0].__name__ == "ranks_in_memory") == in_memory
+    monkeypatch.undo()
     for g in groupings:
         own = analyze(random_run, g, interval)
         assert shared[g].summary.equals(own.summary), g

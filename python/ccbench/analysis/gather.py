@@ -13,6 +13,7 @@ run recorded without packets; both return the same four things:
 """
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from .estimators import hist_percentile_bucket, nearest_rank
@@ -165,12 +166,43 @@ class PacketSums:
             span[k] = (min(by_flow[f][1] for f in s if f in by_flow),
                        max(by_flow[f][2] for f in s if f in by_flow))
             want += [(k, nearest_rank(q, m)) for q in (50, 95)]
-        members = pl.DataFrame({"flow": [f for s in sets for f in s],
-                                "ci": [key[s] for s in sets for _ in s]},
-                               schema={"flow": _I, "ci": _I})
-        values = self._delays.join(members.lazy(), on="flow").select("ci", "d")
-        for (k, r), v in select_ranks(values, want, span).items():
+        flows = sorted({f for s in sets for f in s if f in by_flow})
+        if sum(by_flow[f][0] for f in flows) <= IN_MEMORY_ROWS:
+            found = ranks_in_memory(self._delays, flows, sets, want)
+        else:
+            members = pl.DataFrame({"flow": [f for s in sets for f in s],
+                                    "ci": [key[s] for s in sets for _ in s]},
+                                   schema={"flow": _I, "ci": _I})
+            values = self._delays.join(members.lazy(), on="flow").select("ci", "d")
+            found = select_ranks(values, want, span)
+        for (k, r), v in found.items():
             self._ranks[(sets[k], r)] = v
+
+
+#: Delivered packets up to which `PacketSums` reads the delays of the curves it ranks into
+#: memory (16 B each) and selects the ranks there; above it, `select_ranks`' bounded passes.
+IN_MEMORY_ROWS = 1 << 22
+
+
+def ranks_in_memory(delays: pl.LazyFrame, flows: list, sets: list, want: list) -> dict:
+    """``select_ranks``' answer for `want` ((index into `sets`, rank)), from the delays of
+    `flows` held in memory: each set's values concatenated and partitioned at its ranks
+    (the same exact order statistics)."""
+    d = (delays.filter(pl.col("flow").is_in(flows)).collect(engine="streaming")
+         .sort("flow", maintain_order=True))
+    fl, dv = d["flow"].to_numpy(), d["d"].to_numpy()
+    cut = np.searchsorted(fl, flows + [flows[-1] + 1])
+    part = {f: dv[a:b] for f, a, b in zip(flows, cut[:-1], cut[1:])}
+    ranks: dict = {}
+    for k, r in want:
+        ranks.setdefault(k, set()).add(r)
+    out = {}
+    for k, rs in ranks.items():
+        v = np.concatenate([part[f] for f in sets[k] if f in part])
+        rs = sorted(rs)
+        v = np.partition(v, rs)
+        out.update({(k, r): int(v[r]) for r in rs})
+    return out
 
 
 #: Sub-ranges a range of delays is cut into per pass of `select_ranks`: at most 1024, fewer
