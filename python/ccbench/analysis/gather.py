@@ -180,8 +180,9 @@ class PacketSums:
 
 
 #: Delivered packets up to which `PacketSums` reads the delays of the curves it ranks into
-#: memory (16 B each) and selects the ranks there; above it, `select_ranks`' bounded passes.
-IN_MEMORY_ROWS = 1 << 22
+#: memory (16 B each, ≈ 100 MB at most with the copies) and selects the ranks there; above
+#: it, `select_ranks`' bounded passes.
+IN_MEMORY_ROWS = 1 << 21
 
 
 def ranks_in_memory(delays: pl.LazyFrame, flows: list, sets: list, want: list) -> dict:
