@@ -189,11 +189,8 @@ def ranks_in_memory(delays: pl.LazyFrame, flows: list, sets: list, want: list) -
     """``select_ranks``' answer for `want` ((index into `sets`, rank)), from the delays of
     `flows` held in memory: each set's values concatenated and partitioned at its ranks
     (the same exact order statistics)."""
-    d = (delays.filter(pl.col("flow").is_in(flows)).collect(engine="streaming")
-         .sort("flow", maintain_order=True))
-    fl, dv = d["flow"].to_numpy(), d["d"].to_numpy()
-    cut = np.searchsorted(fl, flows + [flows[-1] + 1])
-    part = {f: dv[a:b] for f, a, b in zip(flows, cut[:-1], cut[1:])}
+    d = delays.filter(pl.col("flow").is_in(flows)).collect(engine="streaming")
+    part = {int(k[0]): g["d"].to_numpy() for k, g in d.partition_by("flow", as_dict=True).items()}
     ranks: dict = {}
     for k, r in want:
         ranks.setdefault(k, set()).add(r)
