@@ -375,6 +375,25 @@ def test_shared_sums_match_separate_analyses(random_run, interval, in_memory, mo
     assert pan.equals(pantheon_summary(random_run))
 
 
+@pytest.mark.parametrize("rows", [
+    [(0, 1000, 0, 10 * MS), (0, 1000, 1 * MS, 14_999_999), (1, 1000, 0, 10 * MS),
+     (1, 1000, 1 * MS, 15 * MS), (2, 1000, 0, None, 5 * MS)],   # short, lost, silent flows
+    [(0, 100, 0, None, 1)],                                     # nothing delivered
+    [],                                                         # nothing sent
+], ids=["edges", "all-lost", "empty"])
+def test_shared_sums_match_on_edge_cases(tmp_path, rows):
+    from ccbench.analysis.cache import Computed
+    from ccbench.analysis.pantheon import pantheon_summary
+    exp = make_experiment([("a", "->"), ("b", "->"), ("c", "<-"), ("d", "->")], duration_ns=2 * S)
+    res = load(write_results(tmp_path / "r", exp, packets_table(rows)))
+    c = Computed(res, 0.5).plan("per-flow", "per-direction", "total")
+    for g in ("per-flow", "per-direction", "total", "per-scheme"):
+        own = analyze(res, g, 0.5)
+        assert c.analyze(g).summary.equals(own.summary) and c.analyze(g).jain.equals(own.jain)
+        assert c.analyze(g).per_interval.equals(own.per_interval)
+    assert c.pantheon().equals(pantheon_summary(res))
+
+
 # ---------------------------------------------------------------- Pantheon, links, queues
 
 def test_pantheon_summary_hand(hand):
