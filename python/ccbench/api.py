@@ -597,13 +597,15 @@ def stats_text(results: Results | str | Path, groupings=("per-flow",), interval:
     """CoCo-Beholder's statistics file of each grouping, then the Pantheon summary table
     (`ccbench stats`)."""
     from . import analysis
+    from .analysis.cache import Computed
     results = _results(results)
+    computed = Computed.of(results, interval).plan(*groupings, "total")  # one pass, ranks once
     out = []
     for g in groupings:
         out.append(f"######## {g} ########")
-        out.append(analysis.stats_text(analysis.analyze(results, grouping=g, interval=interval)))
+        out.append(analysis.stats_text(computed.analyze(g)))
     out.append("######## Pantheon summary ########")
-    out.append(analysis.pantheon_text(analysis.pantheon_summary(results)).rstrip("\n"))
+    out.append(analysis.pantheon_text(computed.pantheon()).rstrip("\n"))
     return "\n".join(out)
 
 
