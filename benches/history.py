@@ -13,7 +13,10 @@ load average before and after, and:
 * `us_per_pkt`: the event loop's CPU time per bottleneck packet (benches/flows_scaling.py, best of
   `--rounds`) at each flow count, with host noise off (`exact`) and on (`kernel`);
 * `flows_growth`: µs/pkt at the most flows / at 1 flow, per noise model;
-* `noise_over_exact`: loop CPU with noise / without, per flow count.
+* `noise_over_exact`: loop CPU with noise / without, per flow count;
+* `quickstart`: `ccbench run examples/quickstart.yaml --quiet` (report included) as a user runs
+  it, a fresh process each time after one warm-up run: best wall and best CPU (user + sys) of
+  `--quickstart-runs` (docs/benchmarks.md, "Quickstart"; target: wall ≤ 1.0 s on a quiet machine).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -52,8 +56,35 @@ def ns3_ratios(path: Path, max_age_h: float) -> dict | None:
     return out or None
 
 
-def record(flows: list[int], rounds: int, duration: float, ccsim: str, ns3: dict | None) -> dict:
+def quickstart(runs: int) -> dict | None:
+    """Best wall and CPU seconds of `ccbench run examples/quickstart.yaml` (None: runs=0)."""
+    if runs <= 0:
+        return None
+    walls, cpus = [], []
+    # bytecode cached, as an installed package has it (some shells set PYTHONDONTWRITEBYTECODE)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "ccbench", "run", str(ROOT / "examples" / "quickstart.yaml"),
+               "-o", str(Path(tmp) / "q"), "--quiet"]
+        for i in range(runs + 1):   # the first warms the page cache and the bytecode
+            t0 = time.perf_counter()
+            p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 env=env)
+            _, status, ru = os.wait4(p.pid, 0)
+            wall = time.perf_counter() - t0
+            if os.waitstatus_to_exitcode(status) not in (0, 1):   # 1: an expectation failed
+                raise SystemExit(f"quickstart run failed: {p.stderr.read().decode()[-2000:]}")
+            p.stderr.close()
+            if i:
+                walls.append(wall)
+                cpus.append(ru.ru_utime + ru.ru_stime)
+    return {"runs": runs, "wall_s": round(min(walls), 3), "cpu_s": round(min(cpus), 3)}
+
+
+def record(flows: list[int], rounds: int, duration: float, ccsim: str, ns3: dict | None,
+           quickstart_runs: int = 5) -> dict:
     load0 = os.getloadavg()[0]
+    quick = quickstart(quickstart_runs)
     rows = flows_scaling.measure({"ccsim": ccsim}, flows, ["exact", "kernel"], duration, rounds)
     load1 = os.getloadavg()[0]
     us = {m: {str(r["flows"]): round(r["us_per_pkt"], 4) for r in rows if r["noise"] == m}
@@ -71,6 +102,7 @@ def record(flows: list[int], rounds: int, duration: float, ccsim: str, ns3: dict
         "us_per_pkt": us,
         "flows_growth": {m: round(us[m][hi] / us[m][lo], 2) for m in us},
         "noise_over_exact": {str(n): round(cpu["kernel", n] / cpu["exact", n], 3) for n in flows},
+        "quickstart": quick,
     }
 
 
@@ -85,12 +117,14 @@ def main(argv=None) -> int:
                     help="benches/run.py's results (the ns-3 ratios)")
     ap.add_argument("--max-age", type=float, default=6.0, help="hours; older results are left out")
     ap.add_argument("--history", type=Path, default=HISTORY)
+    ap.add_argument("--quickstart-runs", type=int, default=5,
+                    help="runs of the quickstart to take the best of (0: skip it)")
     ap.add_argument("--no-append", action="store_true")
     a = ap.parse_args(argv)
     if not Path(a.ccsim).exists():
         raise SystemExit(f"{a.ccsim} missing: cargo build --release -p ccbench-sim --bin ccsim")
     rec = record([int(x) for x in a.flows.split(",")], a.rounds, a.duration, a.ccsim,
-                 ns3_ratios(a.results, a.max_age))
+                 ns3_ratios(a.results, a.max_age), a.quickstart_runs)
     line = json.dumps(rec, sort_keys=True)
     print(line)
     if not a.no_append:

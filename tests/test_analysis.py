@@ -344,6 +344,56 @@ def test_random_run_packet_mode_matches_numpy(random_run):
     assert s["mean_delay_ms"] == pytest.approx(d.mean(), rel=1e-12)
 
 
+@pytest.mark.parametrize("in_memory", [True, False])
+@pytest.mark.parametrize("interval", [0.5, 0.03])
+def test_shared_sums_match_separate_analyses(random_run, interval, in_memory, monkeypatch):
+    """analysis.cache.Computed: every grouping and the Pantheon summary from one PacketSums
+    (one pass over the packets, each curve's ranks once) equal the analyses run on their own,
+    to the bit; the percentiles of all planned groupings come from one ranking, in memory or
+    by one select_ranks run (above PacketSums' IN_MEMORY_ROWS)."""
+    from ccbench.analysis import gather
+    from ccbench.analysis.cache import Computed
+    from ccbench.analysis.pantheon import pantheon_summary
+    runs = []
+    for name in ("select_ranks", "ranks_in_memory"):
+        real = getattr(gather, name)
+        monkeypatch.setattr(gather, name, lambda *a, real=real, **k: runs.append(real) or real(*a, **k))
+    if not in_memory:
+        monkeypatch.setattr(gather, "IN_MEMORY_ROWS", 0)
+    groupings = ["per-flow", "total", "per-scheme", "per-direction", "per-scheme-direction"]
+    c = Computed(random_run, interval).plan(*groupings)
+    shared = {g: c.analyze(g) for g in groupings}
+    pan = c.pantheon()
+    assert len(runs) == 1 and (runs[0].__name__ == "ranks_in_memory") == in_memory
+    monkeypatch.undo()
+    for g in groupings:
+        own = analyze(random_run, g, interval)
+        assert shared[g].summary.equals(own.summary), g
+        assert shared[g].per_interval.equals(own.per_interval), g
+        assert shared[g].jain.equals(own.jain) and shared[g].overall_jain == own.overall_jain
+        assert shared[g].curve_stats == own.curve_stats
+    assert pan.equals(pantheon_summary(random_run))
+
+
+@pytest.mark.parametrize("rows", [
+    [(0, 1000, 0, 10 * MS), (0, 1000, 1 * MS, 14_999_999), (1, 1000, 0, 10 * MS),
+     (1, 1000, 1 * MS, 15 * MS), (2, 1000, 0, None, 5 * MS)],   # short, lost, silent flows
+    [(0, 100, 0, None, 1)],                                     # nothing delivered
+    [],                                                         # nothing sent
+], ids=["edges", "all-lost", "empty"])
+def test_shared_sums_match_on_edge_cases(tmp_path, rows):
+    from ccbench.analysis.cache import Computed
+    from ccbench.analysis.pantheon import pantheon_summary
+    exp = make_experiment([("a", "->"), ("b", "->"), ("c", "<-"), ("d", "->")], duration_ns=2 * S)
+    res = load(write_results(tmp_path / "r", exp, packets_table(rows)))
+    c = Computed(res, 0.5).plan("per-flow", "per-direction", "total")
+    for g in ("per-flow", "per-direction", "total", "per-scheme"):
+        own = analyze(res, g, 0.5)
+        assert c.analyze(g).summary.equals(own.summary) and c.analyze(g).jain.equals(own.jain)
+        assert c.analyze(g).per_interval.equals(own.per_interval)
+    assert c.pantheon().equals(pantheon_summary(res))
+
+
 # ---------------------------------------------------------------- Pantheon, links, queues
 
 def test_pantheon_summary_hand(hand):

@@ -21,6 +21,7 @@ def fake_measure(binaries, flows, modes, duration, rounds):
 
 def test_a_run_appends_one_record_with_the_headline_figures(tmp_path, monkeypatch):
     monkeypatch.setattr(flows_scaling, "measure", fake_measure)
+    monkeypatch.setattr(history, "quickstart", lambda runs: {"runs": runs, "wall_s": 0.9, "cpu_s": 1.0})
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"results": {"c": {
         "ccbench": {"ok": True, "run_s": 0.5},
@@ -41,6 +42,13 @@ def test_a_run_appends_one_record_with_the_headline_figures(tmp_path, monkeypatc
     assert rec["us_per_pkt"]["exact"] == {"1": 0.2, "100": 2.0}
     assert rec["flows_growth"] == {"exact": 10.0, "kernel": 10.0}
     assert rec["noise_over_exact"] == {"1": 1.5, "100": 1.5}
+    assert rec["quickstart"] == {"runs": 5, "wall_s": 0.9, "cpu_s": 1.0}
+
+
+def test_the_quickstart_figure_is_a_real_run():
+    q = history.quickstart(1)
+    assert q["runs"] == 1 and 0 < q["cpu_s"] < 60 and 0 < q["wall_s"] < 60
+    assert history.quickstart(0) is None
 
 
 def test_stale_ns3_results_are_left_out(tmp_path):

@@ -548,7 +548,8 @@ def summary_text(results: Results | str | Path, interval: float = 0.5) -> str:
     delay and loss; Jain's index over flows and the bottleneck utilisation when defined."""
     from .analysis.cache import Computed
     results = _results(results)
-    computed = Computed.of(results, interval)  # shared with the report of this run
+    # shared with the report of this run
+    computed = Computed.of(results, interval).plan("per-flow", "total")
     an = computed.analyze("per-flow")
     tot = computed.analyze("total")
     rows = list(an.summary.iter_rows(named=True)) + list(tot.summary.iter_rows(named=True))
@@ -604,13 +605,15 @@ def stats_text(results: Results | str | Path, groupings=("per-flow",), interval:
     """CoCo-Beholder's statistics file of each grouping, then the Pantheon summary table
     (`ccbench stats`)."""
     from . import analysis
+    from .analysis.cache import Computed
     results = _results(results)
+    computed = Computed.of(results, interval).plan(*groupings, "total")  # one pass, ranks once
     out = []
     for g in groupings:
         out.append(f"######## {g} ########")
-        out.append(analysis.stats_text(analysis.analyze(results, grouping=g, interval=interval)))
+        out.append(analysis.stats_text(computed.analyze(g)))
     out.append("######## Pantheon summary ########")
-    out.append(analysis.pantheon_text(analysis.pantheon_summary(results)).rstrip("\n"))
+    out.append(analysis.pantheon_text(computed.pantheon()).rstrip("\n"))
     return "\n".join(out)
 
 

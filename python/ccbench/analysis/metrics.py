@@ -153,7 +153,8 @@ class Analysis:
         return x, iv["d"].to_numpy() / iv["p"].to_numpy() / 1e6
 
 
-def _interval_ns(interval: float) -> int:
+def interval_ns(interval: float) -> int:
+    """An aggregation interval in seconds as whole nanoseconds (ValueError if not > 0)."""
     if not interval > 0:
         raise ValueError(f"interval must be > 0 s, got {interval}")
     ns = int(round(interval * 1e9))
@@ -176,13 +177,15 @@ class _ByCurve:
 
 def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
             subset_fields: Sequence[str] | None = None, *, mode: str = "auto",
-            stat_mode: str = "whole-duration") -> Analysis:
+            stat_mode: str = "whole-duration", sums=None) -> Analysis:
     """CoCo-Beholder's metrics of ``results`` for one grouping at aggregation interval ``interval`` s.
 
     ``mode``: ``auto`` (packets if recorded, else aggregate), ``packets`` or ``aggregate``.
     ``stat_mode``: ``whole-duration`` (CoCo-Beholder's statistics, default) or ``slot-mean``
     (means over slots of R_c(k), D_c(k), J(k), the statistics of Turkovic et al.'s "Fifty Shades
     of Congestion Control" that the CoCo-Beholder thesis reproduces; docs/metrics.md).
+    ``sums``: the run's :class:`~ccbench.analysis.gather.PacketSums` at this interval, shared by
+    the analyses of one run (packet mode; the same numbers, one pass over the table).
     """
     if stat_mode not in STAT_MODES:
         raise ValueError(f"unknown stat_mode {stat_mode!r}; valid: {', '.join(STAT_MODES)}")
@@ -191,10 +194,13 @@ def analyze(results, grouping: str = "per-flow", interval: float = 0.5,
     g = make_grouping(exp["flows"], grouping, subset_fields)
     from ..budget import check_interval
     check_interval(interval, exp["duration_ns"], len(g.curves) + 1)
-    I_ns = _interval_ns(interval)
+    I_ns = interval_ns(interval)
     cmap = curve_map(g)
-    gather = gather_packets if mode == "packets" else gather_aggregate
-    sent, tot, slots, quantiles = gather(results, cmap, I_ns)
+    if sums is not None and mode == "packets" and sums.interval_ns == I_ns:
+        sent, tot, slots, quantiles = sums.curves(cmap, g)
+    else:
+        gather = gather_packets if mode == "packets" else gather_aggregate
+        sent, tot, slots, quantiles = gather(results, cmap, I_ns)
     stats = _curve_stats(g, _ByCurve(sent), _ByCurve(tot), quantiles)
 
     # Slots: K = ceil(max end / I), except that a last arrival exactly on a slot boundary opens

@@ -37,13 +37,15 @@ def _bottleneck(exp: dict, flow: dict, rates: dict | None = None):
     return best
 
 
-def pantheon_summary(results, *, mode: str = "auto") -> pl.DataFrame:
+def pantheon_summary(results, *, mode: str = "auto", sums=None) -> pl.DataFrame:
     """One row per flow plus a total row ("all"), Pantheon's definitions.
 
     Columns: flow ("all" or the flow id as text), curve (label), avg_tput_mbps, p95_delay_ms,
     loss_pct, capacity_mbps, utilization_pct. Capacity is the rate of the slowest link on the
     flow's data path; for "all", the common bottleneck of every flow (null if the flows do not
     share one). Utilisation = 100 · average throughput / capacity (Pantheon's definition).
+    ``sums``: the run's :class:`~ccbench.analysis.gather.PacketSums` (packet mode), shared with
+    its other analyses.
     """
     mode = resolve_mode(results, mode)
     exp = results.experiment
@@ -53,9 +55,15 @@ def pantheon_summary(results, *, mode: str = "auto") -> pl.DataFrame:
     rates = _link_rates(exp)
     neck = {f["id"]: _bottleneck(exp, f, rates) for f in flows}
     rows = []
-    for grouping in ("per-flow", "total"):
-        g = make_grouping(flows, grouping)
-        sent, tot, _slots, quantiles = gather(results, curve_map(g), si)
+    groupings = [make_grouping(flows, grouping) for grouping in ("per-flow", "total")]
+    for g in groupings if sums is not None else ():
+        sums.want(g)   # both groupings' ranks in one run
+    for g in groupings:
+        grouping = g.name
+        if sums is not None and mode == "packets":
+            sent, tot, _slots, quantiles = sums.curves(curve_map(g), g)
+        else:
+            sent, tot, _slots, quantiles = gather(results, curve_map(g), si)
         sent_d = {r["ci"]: r["bytes_sent"] for r in sent.to_dicts()}
         tot_d = {r["ci"]: r for r in tot.to_dicts()}
         for ci, c in enumerate(g.curves):

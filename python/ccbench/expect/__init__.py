@@ -11,7 +11,6 @@ import math
 
 import re
 from dataclasses import asdict, dataclass
-from xml.sax.saxutils import escape
 
 import numpy as np
 import polars as pl
@@ -329,6 +328,7 @@ def parse_normalised(entries, exp):
 
 def junit(verdicts: list[Verdict], suite: str) -> str:
     """JUnit XML: one test case per expectation."""
+    from xml.sax.saxutils import escape  # here: it imports urllib and ssl (~20 ms)
     fails = sum(not v.passed for v in verdicts)
     out = [f'<?xml version="1.0" encoding="UTF-8"?>',
            f'<testsuite name="{escape(suite)}" tests="{len(verdicts)}" failures="{fails}">']

@@ -45,10 +45,10 @@ def _provenance(results: Results) -> str:
 def render(results: Results, interval: float = 0.5, verdicts=None) -> str:
     from .bk import column, components
     from ..analysis.cache import Computed
-    from .interactive import run_figures
+    from .interactive import GROUPINGS, run_figures
     exp = results.experiment
-    computed = Computed.of(results, interval)
-    sections = run_figures(results, interval, computed=computed)
+    computed = Computed.of(results, interval).plan(*GROUPINGS)
+    sections = run_figures(results, interval, GROUPINGS, computed=computed)
     script, divs = components([column(fs, sizing_mode="stretch_width") for _, fs in sections])
     out = _page_head(results, exp, script)
     if verdicts is None:

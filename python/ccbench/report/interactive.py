@@ -43,20 +43,22 @@ def widths(n: int) -> list[float]:
 
 
 def thin(t: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS):
-    """At most ~max_points of (t, y), keeping the first, min and max sample of each bucket."""
+    """At most ~max_points of (t, y), keeping the first, min and max sample of each bucket (the
+    first of equal extremes; NaN is neither unless the whole bucket is NaN)."""
     n = len(t)
     if n <= max_points:
         return t, y
     buckets = max(1, max_points // 3)
     edges = np.linspace(0, n, buckets + 1).astype(np.int64)
-    keep = []
-    yy = np.where(np.isnan(y), np.inf, y)
-    yz = np.where(np.isnan(y), -np.inf, y)
-    for a, b in zip(edges[:-1], edges[1:]):
-        if b <= a:
-            continue
-        keep += [a, a + int(np.argmin(yy[a:b])), a + int(np.argmax(yz[a:b]))]
-    idx = np.unique(np.array(keep))
+    starts = edges[:-1][edges[1:] > edges[:-1]]
+    lens = np.diff(np.append(starts, n))
+    pos = np.arange(n)
+    keep = [starts]
+    for v, reduce in ((np.where(np.isnan(y), np.inf, y), np.minimum),
+                      (np.where(np.isnan(y), -np.inf, y), np.maximum)):
+        ext = np.repeat(reduce.reduceat(v, starts), lens)   # each bucket's extreme
+        keep.append(np.minimum.reduceat(np.where(v == ext, pos, n), starts))  # its first index
+    idx = np.unique(np.concatenate(keep))
     return t[idx], y[idx]
 
 
@@ -369,8 +371,11 @@ def probe_figure(results, x_range):
     return f
 
 
-def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "per-direction",
-                                                     "total"), computed=None):
+#: the groupings drawn (the report's tables show three of them)
+GROUPINGS = ("per-flow", "per-scheme", "per-direction", "total")
+
+
+def run_figures(results, interval: float, groupings=GROUPINGS, computed=None):
     """(section title, [figures]) for the whole run; time axes are linked across figures."""
     dur = results.experiment["duration_ns"] / 1e9
     x = Range1d(0, dur, bounds=(0, dur))
@@ -396,4 +401,4 @@ def run_figures(results, interval: float, groupings=("per-flow", "per-scheme", "
     return [(t, fs) for t, fs in sections if fs]
 
 
-__all__ = ["MAX_POINTS", "run_figures", "styles", "thin"]
+__all__ = ["GROUPINGS", "MAX_POINTS", "run_figures", "styles", "thin"]
