@@ -31,6 +31,22 @@ pub fn floor_even_hundredths(v: f64) -> f64 {
     ((hundredths / 2) * 2) as f64 / 100.0
 }
 
+/// The gradient senders' piecewise confidence amplifier (the NSDI-2018 branch's
+/// `pcc-gradient/sender/app/pcc.h` `decide`, the 2018 UDT release's `ComputeRateChange`): the
+/// rate change is multiplied by a+1, 2a−2, 4a−14 for a < 3, < 6, < 9, and by `top`·a − 50
+/// beyond (8 in the NSDI-2018 branch, 9 in the UDT release).
+pub fn amplifier_factor(a: f64, top: f64) -> f64 {
+    if a < 3.0 {
+        a + 1.0
+    } else if a < 6.0 {
+        2.0 * a - 2.0
+    } else if a < 9.0 {
+        4.0 * a - 14.0
+    } else {
+        top * a - 50.0
+    }
+}
+
 /// One measured (rate, utility) point of a gradient sender.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {

@@ -22,7 +22,7 @@
 //! 100 ms rescaled by the first RTT, as PCC-Uspace's later `pcc_sender.cpp` starts (the UDT
 //! build's initial window was not checked); non-useful intervals are sent at the current rate.
 
-use super::pcc_mi::{floor_even_hundredths, pair_order, Mi, MiQueue, Sample, MBIT};
+use super::pcc_mi::{amplifier_factor, floor_even_hundredths, pair_order, Mi, MiQueue, Sample, MBIT};
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
 use netmodel::Rng;
 
@@ -96,16 +96,7 @@ impl PccUdt {
                 self.swing += 1;
             }
         }
-        let a = self.amplifier;
-        change *= if a < 3.0 {
-            a + 1.0
-        } else if a < 6.0 {
-            2.0 * a - 2.0
-        } else if a < 9.0 {
-            4.0 * a - 14.0
-        } else {
-            9.0 * a - 50.0
-        };
+        change *= amplifier_factor(self.amplifier, 9.0);
         if !flips {
             if self.swing == 0 {
                 self.amplifier += if self.amplifier < 3.0 { 0.5 } else { 1.0 };

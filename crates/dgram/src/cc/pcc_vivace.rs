@@ -66,7 +66,7 @@
 //! next interval's length is its own average (the reference uses the average of the acknowledged
 //! packets of the newest interval at that moment).
 
-use super::pcc_mi::{floor_even_hundredths, pair_order, Mi, MiQueue, MBIT};
+use super::pcc_mi::{amplifier_factor, floor_even_hundredths, pair_order, Mi, MiQueue, MBIT};
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
 use netmodel::Rng;
 
@@ -256,16 +256,7 @@ impl Vivace {
             self.boundary_k = 0.0;
             self.swing = (self.swing + 1).min(2);
         }
-        let a = self.amplifier;
-        change *= if a < 3.0 {
-            a + 1.0
-        } else if a < 6.0 {
-            2.0 * a - 2.0
-        } else if a < 9.0 {
-            4.0 * a - 14.0
-        } else {
-            8.0 * a - 50.0
-        };
+        change *= amplifier_factor(self.amplifier, 8.0);
         if reversal {
             self.trend = 0;
         } else if change * self.prev_change != 0.0 {
