@@ -7,9 +7,12 @@
 //! NSDI-2018 branch (github.com/PCCproject/PCC-Uspace, branch `NSDI-2018`, commit b67bb68),
 //! `pcc-gradient/sender/app/gradient_descent_pcc_client.cpp` with the class `PCC` of
 //! `pcc-gradient/sender/app/pcc.h` over the UDT core `pcc-gradient/sender/src/core.cpp`. The
-//! binary's `main` sets (read from its code; the committed client differs only there): latency
-//! coefficient 1, boundary 0.05 + 0.06·k, factor 1, exponent 0.9, probe step 0.05, 1400-byte
-//! packets. Each rule below names its place in that source:
+//! binary's `main` sets (read from its machine code, where the committed client's defaults
+//! differ): latency coefficient 1, boundary 0.05 + 0.06·k, factor 1, exponent 0.9, probe step
+//! 0.05, 1400-byte packets. Its `PCC` class adds a packet-size and an (unused) LTE-utility
+//! switch to the committed `pcc.h`; the constants of its constructor, `onMonitorStart`,
+//! `onMonitorEnds`, `decide`, `setRate` and `utility` match the committed file, and its
+//! `core.cpp` line table matches the committed one. Each rule below names its place there:
 //!
 //! - *Utility* (`PCC::utility`): `u = x^0.9 − x·(L' + 11330·ρ)` with x the rate sent in the
 //!   interval (packets·size·8/2^20 per second of sending), L' = L (loss rate) up to 3 % and
