@@ -228,8 +228,7 @@ impl DgramCc for Allegro {
         self.drain();
     }
     fn control(&self) -> Control {
-        let r = self.mis.current().map_or(self.rate, |m| m.rate_bps);
-        Control { rate_bps: Some(r), cwnd_bytes: None }
+        Control { rate_bps: Some(self.mis.current_rate(self.rate)), cwnd_bytes: None }
     }
     fn vars(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("rate_mbps", self.base / 1e6));

@@ -22,8 +22,42 @@ pub fn pair_order(rng: &mut netmodel::Rng, pairs: usize) -> Vec<bool> {
     v
 }
 
+/// The RTT-gradient (or inflation) penalty of PCC's gradient senders (the NSDI-2018 Vivace
+/// branch, `pcc-gradient/sender/app/pcc.h` `utility`, and the 2018 UDT release,
+/// `pcc_monitor_interval_queue.cpp`): truncated towards zero to hundredths, then to an even
+/// number of hundredths, so |v| < 0.02 counts as 0 and a larger v in steps of 0.02.
+pub fn floor_even_hundredths(v: f64) -> f64 {
+    let hundredths = (v * 100.0).trunc() as i64;
+    ((hundredths / 2) * 2) as f64 / 100.0
+}
+
+/// The gradient senders' piecewise confidence amplifier (the NSDI-2018 branch's
+/// `pcc-gradient/sender/app/pcc.h` `decide`, the 2018 UDT release's `ComputeRateChange`): the
+/// rate change is multiplied by a+1, 2a−2, 4a−14 for a < 3, < 6, < 9, and by `top`·a − 50
+/// beyond (8 in the NSDI-2018 branch, 9 in the UDT release).
+pub fn amplifier_factor(a: f64, top: f64) -> f64 {
+    if a < 3.0 {
+        a + 1.0
+    } else if a < 6.0 {
+        2.0 * a - 2.0
+    } else if a < 9.0 {
+        4.0 * a - 14.0
+    } else {
+        top * a - 50.0
+    }
+}
+
+/// One measured (rate, utility) point of a gradient sender.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    pub rate: f64,
+    pub utility: f64,
+}
+
 #[derive(Clone, Debug)]
 pub struct Mi {
+    /// The interval's number: 0, 1, 2, … in the order they were opened.
+    pub id: u64,
     pub rate_bps: f64,
     pub useful: bool,
     /// A label of the algorithm's (e.g. which probe of a trial this is).
@@ -85,20 +119,32 @@ impl Mi {
     fn finished(&self) -> bool {
         self.closed && self.done >= self.pkts
     }
+    /// Packets declared lost (every packet is acknowledged or lost once the interval is done).
+    pub fn lost_pkts(&self) -> u64 {
+        self.done - self.rtts.len() as u64
+    }
 }
 
 #[derive(Default)]
 pub struct MiQueue {
     mis: VecDeque<Mi>,
+    next_id: u64,
 }
 
 impl MiQueue {
-    /// Close the current interval (if any) and open a new one.
-    pub fn open(&mut self, now: u64, rate_bps: f64, useful: bool, label: u32) {
+    /// The number the next interval opened will get.
+    pub fn next_id(&self) -> u64 {
+        self.next_id
+    }
+    /// Close the current interval (if any) and open a new one; returns its number.
+    pub fn open(&mut self, now: u64, rate_bps: f64, useful: bool, label: u32) -> u64 {
         if let Some(m) = self.mis.back_mut() {
             m.closed = true;
         }
+        let id = self.next_id;
+        self.next_id += 1;
         self.mis.push_back(Mi {
+            id,
             rate_bps,
             useful,
             label,
@@ -114,9 +160,14 @@ impl MiQueue {
             rtts: Vec::new(),
             closed: false,
         });
+        id
     }
     pub fn current(&self) -> Option<&Mi> {
         self.mis.back()
+    }
+    /// The rate of the interval being sent, or `default` before the first.
+    pub fn current_rate(&self, default: f64) -> f64 {
+        self.current().map_or(default, |m| m.rate_bps)
     }
     pub fn on_send(&mut self, now: u64, seq: u64, bytes: u32) {
         if let Some(m) = self.mis.back_mut() {

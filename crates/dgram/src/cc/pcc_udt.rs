@@ -15,13 +15,14 @@
 //! x·(L_term + 11330·B·ρ)/N with x the sent rate in Mbit/s, N packets and B bytes sent, L_term =
 //! L below 3 % loss and 11.35·L above, ρ the relative RTT inflation between the interval's first
 //! and second half floored towards zero to a multiple of 0.02 — negative ρ, a shrinking RTT, is a
-//! reward). Pantheon's `vivace` (PCC-Uspace's NSDI-2018 branch) uses the same utility.
+//! reward). Pantheon's `vivace` (PCC-Uspace's NSDI-2018 branch, `pcc-vivace`) charges the same
+//! constants but takes ρ from the least-squares slope of RTT over send time.
 //!
 //! Differences: losses come from the transport's detection; the initial rate is 10 packets per
-//! 100 ms rescaled by the first RTT as in `pcc-vivace` (the UDT build's initial window was not
-//! checked); non-useful intervals are sent at the current rate.
+//! 100 ms rescaled by the first RTT, as PCC-Uspace's later `pcc_sender.cpp` starts (the UDT
+//! build's initial window was not checked); non-useful intervals are sent at the current rate.
 
-use super::pcc_mi::{pair_order, Mi, MiQueue, MBIT};
+use super::pcc_mi::{amplifier_factor, floor_even_hundredths, pair_order, Mi, MiQueue, Sample, MBIT};
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
 use netmodel::Rng;
 
@@ -30,12 +31,6 @@ enum Mode {
     Starting,
     Probing,
     Decision,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Sample {
-    rate: f64,
-    utility: f64,
 }
 
 pub struct PccUdt {
@@ -73,9 +68,7 @@ fn utility(m: &Mi) -> f64 {
     } else {
         0.0
     };
-    // floor towards zero to 0.01, then to an even number of hundredths
-    let hundredths = (infl * 100.0).trunc() as i64;
-    let rho = ((hundredths / 2) * 2) as f64 / 100.0;
+    let rho = floor_even_hundredths(infl);
     let rtt_term = 11330.0 * m.bytes_sent as f64 * rho;
     let l = s.loss;
     let loss_term = n * if l <= 0.03 { l } else { 11.35 * l };
@@ -103,16 +96,7 @@ impl PccUdt {
                 self.swing += 1;
             }
         }
-        let a = self.amplifier;
-        change *= if a < 3.0 {
-            a + 1.0
-        } else if a < 6.0 {
-            2.0 * a - 2.0
-        } else if a < 9.0 {
-            4.0 * a - 14.0
-        } else {
-            9.0 * a - 50.0
-        };
+        change *= amplifier_factor(self.amplifier, 9.0);
         if !flips {
             if self.swing == 0 {
                 self.amplifier += if self.amplifier < 3.0 { 0.5 } else { 1.0 };
@@ -271,7 +255,7 @@ impl DgramCc for PccUdt {
         self.drain();
     }
     fn control(&self) -> Control {
-        Control { rate_bps: Some(self.mis.current().map_or(self.rate, |m| m.rate_bps)), cwnd_bytes: None }
+        Control { rate_bps: Some(self.mis.current_rate(self.rate)), cwnd_bytes: None }
     }
     fn vars(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("rate_mbps", self.rate / 1e6));

@@ -9,7 +9,9 @@
 //! packets acknowledged, or no acknowledgement within max(2·srtt, 200 ms)), `on_feedback`
 //! with the receiver half's values, `on_timer`; it sends while both the pacing rate and the
 //! window of [`DgramCc::control`] allow (a window smaller than one packet still lets one
-//! packet out when nothing is in flight). Acknowledgements follow the scheme's [`AckPolicy`].
+//! packet out when nothing is in flight). Acknowledgements follow the scheme's [`AckPolicy`];
+//! `ack_jitter_ns` delays each by a seeded uniform draw up to that much (in order: none
+//! overtakes another), the host timing noise that makes real RTT samples vary.
 //! Everything is deterministic for a seed.
 
 use super::{Acked, AckPolicy, Control, DgramCc, DgramReceiverCc, Lost};
@@ -61,6 +63,7 @@ struct Flow {
     ack_timer_at: Option<u64>,
     acks: BTreeMap<u64, Ack>,
     ack_id: u64,
+    last_ack_at: u64,
     /// (receive time, one-way delay, bytes) of every delivered packet.
     pub rx_log: Vec<(u64, u64, u32)>,
     pub losses: u64,
@@ -80,6 +83,8 @@ pub struct Link {
     /// (start, end, bits per second) of constant-rate cross traffic into the same FIFO.
     pub cross: Vec<(u64, u64, f64)>,
     pub trace_every_ns: u64,
+    /// Largest extra delay of an acknowledgement (uniform, seeded; 0 = none).
+    pub ack_jitter_ns: u64,
     rng: Rng,
     flows: Vec<Flow>,
     queue: VecDeque<(usize, u64, u64, u32)>, // flow (usize::MAX = cross), seq, sent, bytes
@@ -103,6 +108,7 @@ impl Link {
             pkt_bytes: 1500,
             cross: Vec::new(),
             trace_every_ns: 10 * MS,
+            ack_jitter_ns: 0,
             rng: Rng::new(seed, 7),
             flows: Vec::new(),
             queue: VecDeque::new(),
@@ -140,6 +146,7 @@ impl Link {
             ack_timer_at: None,
             acks: BTreeMap::new(),
             ack_id: 0,
+            last_ack_at: 0,
             rx_log: Vec::new(),
             losses: 0,
             sent: 0,
@@ -366,8 +373,11 @@ impl Link {
         fl.ack_id += 1;
         let id = fl.ack_id;
         fl.acks.insert(id, Ack { items, sent_ns: t, feedback });
-        let d = self.base_rtt_ns - self.base_rtt_ns / 2;
-        self.push(t + d, Ev::AckArrive(f, id));
+        let j = if self.ack_jitter_ns > 0 { self.rng.below(self.ack_jitter_ns + 1) } else { 0 };
+        let fl = &mut self.flows[f];
+        let at = (t + self.base_rtt_ns - self.base_rtt_ns / 2 + j).max(fl.last_ack_at);
+        fl.last_ack_at = at;
+        self.push(at, Ev::AckArrive(f, id));
         self.arm_report(f);
     }
 
