@@ -32,6 +32,9 @@ from .results.export import ExportError, export_tables  # noqa: F401  (the CLI's
 from .results.writer import write_results
 from .capture.export import DEFAULT_SNAPLEN as PCAP_SNAPLEN
 
+#: What `run` keeps of a run: its tables (default), or only its metadata and summary.
+KEEP = ("tables", "summary")
+
 __version__ = "0.1.0"
 
 
@@ -171,7 +174,8 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         seed: int | None = None, packets: bool | None = None, progress=False,
         overwrite: bool = True, source: str | None = None, backend: str = "sim",
         reload: bool = True, pcap: int | None = None, budget: bool = True,
-        memory_budget: int | str | None = None, spill_rows: int | None = None) -> Results:
+        memory_budget: int | str | None = None, spill_rows: int | None = None,
+        keep: str = "tables", summarize=None) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict, an experiment document (a dict as the YAML
@@ -189,8 +193,19 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     On the simulator the per-packet records and the flow and queue samples go to disk in
     chunks of at least ``spill_rows`` rows while the run goes on (default: the environment's
     CCBENCH_SPILL_ROWS, else ``results.spill.SPILL_ROWS``; docs/robustness.md): the tables
-    written are the same whatever the chunk size."""
+    written are the same whatever the chunk size.
+
+    ``keep="summary"`` writes the directory without its tables: ``metadata.json``,
+    ``complete.json`` and, with ``summarize`` (a function of the run's `Results` as computed,
+    called before anything is written, returning a JSON-able dict), its ``summary.json`` —
+    all in the same atomic rename. Campaigns use it (``ccbench sweep --keep summary``,
+    docs/campaigns.md). The `Results` returned then holds the tables that were in memory
+    (those spilled to disk during the run are None: their chunks are gone)."""
     _check_run_args(backend, spill_rows)
+    if keep not in KEEP:
+        raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
+    if keep == "summary" and pcap is not None:
+        raise ValueError("keep='summary' writes no tables; captures (pcap) need keep='tables'")
     plan = _prepare_run(experiment, out_dir, seed=seed, packets=packets, source=source,
                         backend=backend, budget=budget, memory_budget=memory_budget)
     temps = _run_temporaries(plan, backend, pcap)
@@ -203,9 +218,14 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     # the metadata is built inside the try whose finally removes the temporaries: an
     # interrupt there (git rev-parse may take a while) must not leave the spill behind
     try:
-        path = _record_run(plan, done, temps, backend=backend, overwrite=overwrite)
+        path = _record_run(plan, done, temps, backend=backend, overwrite=overwrite,
+                           keep=keep, summarize=summarize)
     finally:
         _remove_temporaries(temps)
+    if keep == "summary":
+        import polars as pl
+        return _results_as_computed(path, {t: v if isinstance(v, pl.DataFrame) else None
+                                           for t, v in done.tables.items()})
     if temps.cap_dir is not None:
         from .capture.export import write_mapping
         write_mapping(load(path), path / "pcap")
@@ -338,8 +358,9 @@ def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, p
 
 
 def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, backend,
-                overwrite) -> Path:
-    """Write the results directory: the tables, the metadata and the captures."""
+                overwrite, keep: str = "tables", summarize=None) -> Path:
+    """Write the results directory: the tables (``keep="tables"``) or the run's summary
+    (``keep="summary"``), the metadata and the captures."""
     from . import _core
     exp = plan.exp
     meta = {
@@ -359,6 +380,15 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
         **({"capture": done.cap_summary} if done.cap_summary else {}),
     }
     cap_dir = temps.cap_dir
+    if keep == "summary":
+        meta["kept"] = "summary"
+        files = {}
+        if summarize is not None:
+            computed = Results(path=Path(plan.out_dir), meta={**meta, "tables": {}},
+                               **done.tables)
+            files["summary.json"] = (json.dumps(summarize(computed), sort_keys=True)
+                                     + "\n").encode()
+        return write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files)
     return write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
                          extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None)
 

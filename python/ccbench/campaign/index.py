@@ -7,13 +7,13 @@ the same campaign gives the same index however often it was interrupted.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import polars as pl
 
-from ..results import load
-from .metrics import SCHEMA, run_rows
+from .metrics import SCHEMA, rows_of_dir
 from .plan import Plan, column_dtype, column_value
 from .store import CampaignDirError
 
@@ -56,13 +56,14 @@ class MetricsCache:
         """Rows of a finished run, computed from its results directory when not cached."""
         if key not in self.rows:
             try:
-                res = load(run_dir)
-                rows = run_rows(res)
+                rows = rows_of_dir(run_dir)
+                version = json.loads((Path(run_dir) / "metadata.json").read_text()
+                                     ).get("ccbench_version")
             except Exception as e:
                 raise CampaignDirError(f"{run_dir} is a damaged results directory ({e}); "
                                        "delete it and rerun the campaign to run it again"
                                        ) from e
-            self.add(key, rows, res.meta.get("ccbench_version"))
+            self.add(key, rows, version)
         return self.rows[key]
 
     def save(self) -> None:

@@ -241,3 +241,28 @@ def _fct(results, fs: dict, by_flow: dict) -> dict:
         # polars evaluates fct_table's ``mean() / 1e6`` as a product with 1e-6: the same here
         out[fl] = (sum(fct) / len(fct) * 1e-6 if fct else None, len(fct), len(xs))
     return out
+
+
+# --- a run kept as its summary (``ccbench sweep --keep summary``) ---------------------------
+
+#: The file of a run kept without its tables: its index rows (api.run's ``summary.json``).
+SUMMARY = "summary.json"
+
+
+def summary_doc(rows: pl.DataFrame) -> dict:
+    """What a run kept as its summary stores: its index rows, column by column (JSON keeps
+    every float to the bit)."""
+    return {"format": 1, "index_rows": {c: rows[c].to_list() for c in SCHEMA}}
+
+
+def rows_of_dir(run_dir) -> pl.DataFrame:
+    """The index rows of a finished run's directory: from its ``summary.json`` when it was
+    kept as its summary, else computed from its tables."""
+    import json
+    from pathlib import Path
+    from ..results import load
+    f = Path(run_dir) / SUMMARY
+    if f.is_file():
+        doc = json.loads(f.read_text())
+        return pl.DataFrame(doc["index_rows"], schema=SCHEMA)
+    return run_rows(load(run_dir))

@@ -40,7 +40,9 @@ class Results:
     ``probes`` one row per latency probe (``scheme: probe`` groups), else None.
 
     A table named in `DEFERRED` is read from the folder when first used, so analyses that only
-    need aggregates over it (`scan`) never hold it whole (docs/robustness.md)."""
+    need aggregates over it (`scan`) never hold it whole (docs/robustness.md). A run not yet
+    written (``api.run(..., summarize=)``) may hold a table as its spilled chunks
+    (spill.SpilledTable): `scan` reads them a chunk at a time."""
 
     def __init__(self, path, meta: dict, packets=None, flows=None, queues=None, intervals=None,
                  delay_hist=None, flowstats=None, conns=None, probes=None):
@@ -60,6 +62,8 @@ class Results:
             if not f.is_file():
                 raise FileNotFoundError(f"{self.path}: {f.name} is gone since the folder was loaded")
             v = self._tables[name] = pl.read_parquet(f)
+        elif v is not None and not isinstance(v, pl.DataFrame):
+            v = v.collect()  # a table spilled during the run (spill.SpilledTable), not held
         return v
 
     def in_memory(self, name: str) -> bool:

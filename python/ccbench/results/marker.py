@@ -107,7 +107,8 @@ def ours(path: str | Path) -> set[str]:
     plots), per its marker, or by name for folders written before markers existed."""
     path = Path(path)
     data = read(path)
-    names = {"metadata.json", MARKER, "report.html", "report.html.tmp", "plots", "pcap"}
+    names = {"metadata.json", MARKER, "report.html", "report.html.tmp", "plots", "pcap",
+             "summary.json"}
     try:   # the tables ccbench wrote are listed in its metadata
         meta = json.loads((path / "metadata.json").read_text())
         names |= {f"{t}.parquet" for t in (meta.get("tables") or {})}

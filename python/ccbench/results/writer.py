@@ -76,11 +76,13 @@ def _recover(out_dir: Path) -> None:
 
 
 def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: dict,
-                  *, overwrite: bool = True, extra_dirs: dict[str, Path] | None = None) -> Path:
+                  *, overwrite: bool = True, extra_dirs: dict[str, Path] | None = None,
+                  files: dict[str, bytes] | None = None) -> Path:
     """Write `tables` (each checked against results/schema.py; a DataFrame or a
     `spill.SpilledTable`, written a chunk at a time) and `meta` into `out_dir`.
     `extra_dirs`: directories moved into the result under the given names (e.g. the run's
-    pcapng captures as ``pcap``), inside the same atomic rename."""
+    pcapng captures as ``pcap``), `files`: files written into it (name → bytes, e.g. a
+    campaign run's ``summary.json``), both inside the same atomic rename."""
     for name, df in tables.items():
         check(name, df)  # before anything is written
     out_dir = Path(out_dir)
@@ -112,6 +114,8 @@ def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: di
             checkpoint("tables")
         for name, src in (extra_dirs or {}).items():
             shutil.move(str(src), str(tmp / name))
+        for name, data in (files or {}).items():
+            (tmp / name).write_bytes(data)
         (tmp / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         marker.write(tmp, marker.initial(tables))
         with critical():
