@@ -250,7 +250,8 @@ class _RunTemporaries:
     """The run's temporary folders beside its results directory: pcapng captures being
     written (``pcap`` runs) and the simulator's spilled records (results/spill.py)."""
     cap_dir: Path | None = None
-    spill_dir: Path | None = None
+    spill_dir: Path | None = None   # once made (make_spill_dir, by the first chunk)
+    make_spill_dir: object = None
 
 
 @dataclasses.dataclass
@@ -315,9 +316,15 @@ def _run_temporaries(plan: _RunPlan, backend: str, pcap: int | None) -> _RunTemp
     if backend == "sim":
         # The records that grow with the run go to disk in chunks while it runs
         # (results/spill.py); a killed run's folder is a stale temporary (results/writer.py).
+        # Made when the first chunk comes: a short run that spills nothing makes no folder
+        # (making and removing one was ~0.5 ms of a campaign's 1-s run).
         import os
-        temps.spill_dir = Path(tempfile.mkdtemp(
-            prefix=f".{out_dir.name}.tmp-{os.getpid()}-spill-", dir=out_dir.parent))
+
+        def make_spill_dir() -> Path:
+            temps.spill_dir = Path(tempfile.mkdtemp(
+                prefix=f".{out_dir.name}.tmp-{os.getpid()}-spill-", dir=out_dir.parent))
+            return temps.spill_dir
+        temps.make_spill_dir = make_spill_dir
     return temps
 
 
@@ -349,7 +356,7 @@ def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, p
         capture = _cap.capture_config(exp, cap_dir / "pcap", pcap) if cap_dir else None
         rows = int(spill_rows) if spill_rows is not None else default_spill_rows()
         tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture,
-                                            spill=Spill(temps.spill_dir, rows))
+                                            spill=Spill(temps.make_spill_dir, rows))
         if capture:
             cap_summary = _cap.summary_of(stats)
             stats = {k: v for k, v in stats.items() if k != "capture"}

@@ -145,9 +145,10 @@ def _fast_rows(results) -> list[tuple]:
                 avg = (dbytes * 8) / (((end - start) / 1e9) * 1e6)
             mean = fs["delay_sum_ns"][i] / n / 1e6
             b, c = hist.get(f["id"], ((), ()))
-            if sum(c) != n:
-                raise ValueError(f"{results.path}: delay_hist holds {sum(c)} packets for flow "
-                                 f"{f['id']} but flowstats {n}; inconsistent results directory")
+            if int(np.sum(c)) != n:
+                raise ValueError(f"{results.path}: delay_hist holds {int(np.sum(c))} packets "
+                                 f"for flow {f['id']} but flowstats {n}; inconsistent results "
+                                 "directory")
             med, p95 = ((hist_percentile_bucket(b, c, q) + 0.5) * w / 1e6 for q in (50, 95))
         lost = sent - dbytes
         stats[f["id"]] = (avg, mean, med, p95,
@@ -177,12 +178,19 @@ def _columns(df: pl.DataFrame) -> dict[str, list]:
 def _hist(df: pl.DataFrame) -> dict[int, tuple]:
     """Per flow: its delay_hist buckets (ascending, counts > 0) and their counts, summed over
     duplicate buckets as gather_aggregate's group-by does."""
-    out: dict[int, dict[int, int]] = {}
-    for fl, b, c in zip(df["flow"].to_list(), df["bucket"].to_list(), df["count"].to_list()):
-        d = out.setdefault(fl, {})
-        d[b] = d.get(b, 0) + c
-    return {fl: (tuple(k for k in sorted(d) if d[k] > 0), tuple(d[k] for k in sorted(d) if d[k] > 0))
-            for fl, d in out.items()}
+    fl, b, c = (df[k].to_numpy().astype(np.int64) for k in ("flow", "bucket", "count"))
+    if not len(fl):
+        return {}
+    order = np.lexsort((b, fl))
+    fl, b, c = fl[order], b[order], c[order]
+    first = np.ones(len(fl), dtype=bool)
+    first[1:] = (fl[1:] != fl[:-1]) | (b[1:] != b[:-1])
+    at = np.flatnonzero(first)
+    fl, b, c = fl[at], b[at], np.add.reduceat(c, at)
+    fl, b, c = fl[c > 0], b[c > 0], c[c > 0]
+    cut = np.flatnonzero(fl[1:] != fl[:-1]) + 1
+    return {int(fl[i]): (b[i:j], c[i:j])
+            for i, j in zip([0, *cut.tolist()], [*cut.tolist(), len(fl)])}
 
 
 def _utilization(results, fs: dict) -> dict:
