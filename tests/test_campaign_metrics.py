@@ -63,3 +63,28 @@ def test_runs_with_packets_take_the_analysis_route(tmp_path):
                      packets=True)
     res = ccbench.api.run(exp, tmp_path / "run", reload=False)
     assert run_rows(res).equals(analysis_rows(res))   # exact percentiles from the packets
+
+
+@pytest.mark.parametrize("packets", [False, True])
+def test_rows_of_a_run_kept_as_its_summary(tmp_path, packets):
+    """api.run(keep="summary", summarize=): the rows come from the tables as computed —
+    encoded columns decoded on use, tables spilled in chunks read from the chunks — and equal
+    those of the same run written whole; nothing but the metadata and summary is written."""
+    exp = experiment([{"scheme": "cubic"}, {"scheme": "bbr"}], duration=1, rate="10Mbit",
+                     packets=packets)
+    whole = run_rows(ccbench.api.run(exp, tmp_path / "whole", reload=False))
+    got = {}
+
+    def summarize(res):
+        got["rows"] = run_rows(res)
+        return {"n": got["rows"].height}
+
+    res = ccbench.api.run(exp, tmp_path / "summary", keep="summary", summarize=summarize,
+                          spill_rows=500)
+    assert got["rows"].equals(whole)
+    assert sorted(p.name for p in (tmp_path / "summary").iterdir()) == [
+        "complete.json", "metadata.json", "summary.json"]
+    assert res.packets is None and res.flowstats is not None   # spilled: gone; in memory: kept
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    with pytest.raises(ValueError, match="keep must be one of"):
+        ccbench.api.run(exp, tmp_path / "x", keep="nothing")

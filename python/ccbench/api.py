@@ -211,7 +211,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     temps = _run_temporaries(plan, backend, pcap)
     try:
         done = _execute_run(plan, temps, backend=backend, progress=progress, pcap=pcap,
-                            spill_rows=spill_rows)
+                            spill_rows=spill_rows, keep=keep)
     except BaseException:
         _remove_temporaries(temps)
         raise
@@ -222,10 +222,13 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
                            keep=keep, summarize=summarize)
     finally:
         _remove_temporaries(temps)
-    if keep == "summary":
+    if keep == "summary":   # the tables in memory (decoded when used); spilled ones are gone
+        from .results import TABLES
+        from .results.schema import Encoded
         import polars as pl
-        return _results_as_computed(path, {t: v if isinstance(v, pl.DataFrame) else None
-                                           for t, v in done.tables.items()})
+        return Results(path=path, meta=json.loads((path / "metadata.json").read_text()), **{
+            t: v if isinstance(v, (pl.DataFrame, Encoded)) else None
+            for t, v in ((t, done.tables.get(t)) for t in TABLES)})
     if temps.cap_dir is not None:
         from .capture.export import write_mapping
         write_mapping(load(path), path / "pcap")
@@ -336,7 +339,7 @@ def _remove_temporaries(temps: _RunTemporaries) -> None:
 
 
 def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, pcap,
-                 spill_rows) -> _RunOutput:
+                 spill_rows, keep: str = "tables") -> _RunOutput:
     """Run the experiment on the backend, capturing into ``temps.cap_dir`` if asked."""
     exp, cap_dir = plan.exp, temps.cap_dir
     emu_meta = stats = cap_summary = None
@@ -356,7 +359,8 @@ def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, p
         capture = _cap.capture_config(exp, cap_dir / "pcap", pcap) if cap_dir else None
         rows = int(spill_rows) if spill_rows is not None else default_spill_rows()
         tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture,
-                                            spill=Spill(temps.make_spill_dir, rows))
+                                            spill=Spill(temps.make_spill_dir, rows),
+                                            lazy=keep == "summary")
         if capture:
             cap_summary = _cap.summary_of(stats)
             stats = {k: v for k, v in stats.items() if k != "capture"}

@@ -99,6 +99,17 @@ def decode(cols: Iterable[tuple]) -> pl.DataFrame:
     return pl.DataFrame([decode_column(*c) for c in cols])
 
 
+class Encoded:
+    """A table as a backend encoded it, decoded when first used (`Results` decodes it on
+    first access): a run that keeps only its summary decodes only the tables it reads."""
+
+    def __init__(self, cols: list):
+        self.cols = cols
+
+    def collect(self) -> pl.DataFrame:
+        return decode(self.cols)
+
+
 def read_columns(directory: str | Path, table: str) -> pl.DataFrame | None:
     """A table written as column files into `directory` (None if it is not there)."""
     d = Path(directory)
