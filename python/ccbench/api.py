@@ -175,7 +175,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         overwrite: bool = True, source: str | None = None, backend: str = "sim",
         reload: bool = True, pcap: int | None = None, budget: bool = True,
         memory_budget: int | str | None = None, spill_rows: int | None = None,
-        keep: str = "tables", summarize=None) -> Results:
+        keep: str = "tables", summarize=None, recover: bool = True) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict, an experiment document (a dict as the YAML
@@ -200,7 +200,10 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     called before anything is written, returning a JSON-able dict), its ``summary.json`` —
     all in the same atomic rename. Campaigns use it (``ccbench sweep --keep summary``,
     docs/campaigns.md). The `Results` returned then holds the tables that were in memory
-    (those spilled to disk during the run are None: their chunks are gone)."""
+    (those spilled to disk during the run are None: their chunks are gone).
+
+    ``recover=False``: leave the temporaries of killed writers beside ``out_dir`` alone (the
+    caller removes them; a campaign does once per session, results.writer.write_results)."""
     _check_run_args(backend, spill_rows)
     if keep not in KEEP:
         raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
@@ -219,7 +222,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     # interrupt there (git rev-parse may take a while) must not leave the spill behind
     try:
         path = _record_run(plan, done, temps, backend=backend, overwrite=overwrite,
-                           keep=keep, summarize=summarize)
+                           keep=keep, summarize=summarize, recover=recover)
     finally:
         _remove_temporaries(temps)
     if keep == "summary":   # the tables in memory (decoded when used); spilled ones are gone
@@ -313,7 +316,8 @@ def _run_temporaries(plan: _RunPlan, backend: str, pcap: int | None) -> _RunTemp
     import tempfile
     out_dir = Path(plan.out_dir)
     temps = _RunTemporaries()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    if not out_dir.parent.is_dir():
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
     if pcap is not None:
         temps.cap_dir = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.pcap-", dir=out_dir.parent))
     if backend == "sim":
@@ -369,7 +373,7 @@ def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, p
 
 
 def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, backend,
-                overwrite, keep: str = "tables", summarize=None) -> Path:
+                overwrite, keep: str = "tables", summarize=None, recover: bool = True) -> Path:
     """Write the results directory: the tables (``keep="tables"``) or the run's summary
     (``keep="summary"``), the metadata and the captures."""
     from . import _core
@@ -399,9 +403,11 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
                                **done.tables)
             files["summary.json"] = (json.dumps(summarize(computed), sort_keys=True)
                                      + "\n").encode()
-        return write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files)
+        return write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files,
+                             recover=recover)
     return write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
-                         extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None)
+                         extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None,
+                         recover=recover)
 
 
 def _results_as_computed(path: Path, tables: dict) -> Results:

@@ -81,8 +81,9 @@ def execute(task: dict) -> dict:
         if out is None:
             tmp = tempfile.mkdtemp(prefix="ccbench-run-")
             out = os.path.join(tmp, key)
+        # the campaign's Store removes killed writers' temporaries in runs/ once per session
         kw = dict(backend=task["backend"], progress=False, source=task.get("source"),
-                  overwrite=True, reload=False)
+                  overwrite=True, reload=False, recover=False)
         got = {}
         if task.get("keep") == "summary":
             def summarize(computed):
