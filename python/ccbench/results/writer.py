@@ -125,7 +125,7 @@ def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: di
         for name, data in (files or {}).items():
             (tmp / name).write_bytes(data)
         (tmp / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        marker.write(tmp, marker.initial(tables))
+        marker.write(tmp, marker.initial(tables), atomic=False)   # tmp is not visible yet
         with critical():
             checkpoint("swap")
             if out_dir.exists():
