@@ -312,7 +312,10 @@ def test_python_api_returns_the_index(tmp_path, monkeypatch):
     assert idx2.height == 6
 
 
-def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch):
+@pytest.mark.parametrize("keep", ["tables", "summary"])
+def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch, keep):
+    """tables: the committed directory is taken back; summary: the rows are computed before
+    anything is written, so nothing is."""
     import ccbench.campaign.metrics as metrics
     f = write(tmp_path, SMALL)
     out = tmp_path / "out"
@@ -326,19 +329,20 @@ def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch):
         return real(res)
 
     monkeypatch.setattr(metrics, "run_rows", flaky)
-    res = run_campaign(f, out, jobs=1, progress=False)
+    res = run_campaign(f, out, jobs=1, progress=False, keep=keep)
     assert len(res.failures) == 1 and "metrics broke" in res.failures[0]["error"]
     assert len([d for d in (out / "runs").iterdir()]) == 3  # the failed run's dir is gone
     assert res.index.height == 6
     monkeypatch.setattr(metrics, "run_rows", real)
-    again = run_campaign(f, out, jobs=1, progress=False)
+    again = run_campaign(f, out, jobs=1, progress=False, keep=keep)
     assert again.ok and again.executed == 1 and again.index.height == 8
     # a results directory damaged by hand is named, not a traceback
     key = again.index["run_key"][0]
-    (out / "runs" / key / "flowstats.parquet").write_bytes(b"junk")
+    damaged = "flowstats.parquet" if keep == "tables" else "summary.json"
+    (out / "runs" / key / damaged).write_bytes(b"junk")
     (out / "metrics.parquet").unlink()
     with pytest.raises(CampaignDirError, match=f"{key} is a damaged results directory"):
-        run_campaign(f, out, jobs=1, progress=False)
+        run_campaign(f, out, jobs=1, progress=False, keep=keep)
 
 
 def crash_on_key(tasks):
@@ -447,25 +451,3 @@ def test_keep_summary_gives_the_same_index_and_report(tmp_path, capsys):
     assert cli.main(["sweep", str(f), "-o", str(tmp_path / "p"), "--keep", "summary",
                      "--plots", "--quiet"]) == 2
     assert "--keep tables" in capsys.readouterr().err
-
-
-def test_a_run_whose_summary_fails_leaves_nothing(tmp_path, monkeypatch):
-    import ccbench.campaign.metrics as metrics
-    f = write(tmp_path, SMALL)
-    out = tmp_path / "out"
-    real = metrics.run_rows
-    calls = []
-
-    def flaky(res):
-        calls.append(1)
-        if len(calls) == 2:
-            raise ValueError("metrics broke")
-        return real(res)
-
-    monkeypatch.setattr(metrics, "run_rows", flaky)
-    res = run_campaign(f, out, jobs=1, progress=False, keep="summary")
-    assert len(res.failures) == 1 and "metrics broke" in res.failures[0]["error"]
-    assert len(list((out / "runs").iterdir())) == 3  # nothing written for the failed run
-    monkeypatch.setattr(metrics, "run_rows", real)
-    again = run_campaign(f, out, jobs=1, progress=False, keep="summary")
-    assert again.ok and again.executed == 1 and again.index.height == 8
