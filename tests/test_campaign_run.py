@@ -193,6 +193,13 @@ def test_dask_scheduler_address_and_workers_without_the_directory(tmp_path):
     for k in ref.index["run_key"].unique():
         assert _files(tmp_path / "ref" / "runs" / k) == _files(tmp_path / "remote" / "runs" / k)
     assert not list((tmp_path / "remote" / "runs").glob(".*"))
+    # --keep summary on a worker without the directory: the summary comes back as a file
+    rs = run_campaign(f, tmp_path / "remote-summary", executor=Remote(), progress=False,
+                      keep="summary")
+    assert rs.ok and rs.index.equals(ref.index)
+    for d in (tmp_path / "remote-summary" / "runs").iterdir():
+        assert sorted(p.name for p in d.iterdir()) == ["complete.json", "metadata.json",
+                                                       "summary.json"]
 
 
 def test_other_version_in_dir_is_refused(tmp_path):
