@@ -3,6 +3,7 @@
 the executors scale — all measured side by side in one invocation.
 
     .venv/bin/python benches/campaign.py [--runs 500] [--rounds 2] [--skip-dask]
+                                         [--keep tables|summary]
 
 The campaign: N repeats of one short experiment (2 flows, cubic and bbr, 10 Mbit/s, 1 s
 simulated, no per-packet records), so each run's loop is ~1 ms and everything else is the
@@ -12,6 +13,9 @@ into a fresh directory, interleaved over ``--rounds`` rounds (the best round is 
 * ``in-process``: jobs=1 — per-run overhead = (campaign wall − Σ loop time) / N
 * ``pool-1``, ``pool-2``: the local process pool with 1 and 2 workers (throughput ratio)
 * ``dask-2``: a Dask LocalCluster with 2 workers (ratio to pool-2)
+
+``--keep`` is the campaigns' option (default tables: each run's Parquet tables written;
+summary: only its metadata and index rows, ``ccbench sweep --keep summary``).
 
 Pool and Dask walls include starting the workers (a fixed ~1-2 s); the steady throughput
 (10th to last finished run) leaves it out.
@@ -53,7 +57,7 @@ def cpu() -> float:
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
-def one(name: str, camp: Path, work: Path, n: int) -> dict:
+def one(name: str, camp: Path, work: Path, n: int, keep: str = "tables") -> dict:
     from ccbench.campaign import run_campaign
     kw = {"in-process": dict(jobs=1), "pool-1": dict(jobs=1), "pool-2": dict(jobs=2),
           "dask-2": dict(jobs=2, dask="local")}[name]
@@ -66,6 +70,8 @@ def one(name: str, camp: Path, work: Path, n: int) -> dict:
     if name == "pool-1":  # a pool of one worker, not the in-process executor
         from ccbench.campaign.executors import LocalPool
         executor = LocalPool(1)
+    if keep != "tables":
+        kw["keep"] = keep
     res = run_campaign(camp, out, executor=executor, **kw,
                        progress=lambda *_: stamps.append(time.perf_counter()))
     if executor is not None:
@@ -89,6 +95,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--skip-dask", action="store_true")
+    ap.add_argument("--keep", choices=("tables", "summary"), default="tables",
+                    help="what each run keeps (ccbench sweep --keep; default tables)")
     a = ap.parse_args()
     configs = ["in-process", "pool-1", "pool-2"] + ([] if a.skip_dask else ["dask-2"])
     work = Path(tempfile.mkdtemp(prefix="ccbench-campaign-bench-"))
@@ -99,7 +107,7 @@ def main() -> int:
         for rnd in range(a.rounds):
             order = configs if rnd % 2 == 0 else configs[::-1]
             for name in order:
-                r = one(name, camp, work, a.runs)
+                r = one(name, camp, work, a.runs, a.keep)
                 r["round"] = rnd
                 rows.append(r)
                 print(f"round {rnd} {name:<10} {r['wall_s']:6.2f} s  {r['runs_per_s']:6.1f} runs/s"
@@ -122,7 +130,7 @@ def main() -> int:
     r21, s21 = ratio("pool-2", "pool-1", "runs_per_s"), ratio("pool-2", "pool-1",
                                                                "steady_runs_per_s")
     print(f"pool 2 workers / 1 worker throughput: {r21:.2f}x whole campaign, {s21:.2f}x steady")
-    summary = {"overhead_ms_per_run": ip["overhead_ms_per_run"],
+    summary = {"keep": a.keep, "overhead_ms_per_run": ip["overhead_ms_per_run"],
                "overhead_cpu_ms_per_run": ip["cpu_ms_per_run"], "pool2_over_pool1": r21,
                "pool2_over_pool1_steady": s21}
     if "dask-2" in best:

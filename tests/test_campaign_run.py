@@ -88,7 +88,8 @@ def test_failing_run_does_not_stop_the_others(tmp_path, monkeypatch, capsys):
     assert load_index(out).height == 8
 
 
-def test_resume_after_sigkill_gives_the_uninterrupted_index(tmp_path):
+@pytest.mark.parametrize("keep", ["tables", "summary"])
+def test_resume_after_sigkill_gives_the_uninterrupted_index(tmp_path, keep):
     doc = {"duration": 4, "seed": 1,
            "central": {"rate": "50Mbit", "delay": "10ms", "queue": "1bdp"},
            "flows": [{"scheme": "cubic"}, {"scheme": "bbr"}],
@@ -97,7 +98,8 @@ def test_resume_after_sigkill_gives_the_uninterrupted_index(tmp_path):
     f = write(tmp_path, doc)
     killed, whole = tmp_path / "killed", tmp_path / "whole"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    cmd = [sys.executable, "-m", "ccbench", "sweep", str(f), "-j", "2", "--quiet", "-o"]
+    cmd = [sys.executable, "-m", "ccbench", "sweep", str(f), "-j", "2", "--quiet",
+           "--keep", keep, "-o"]
     p = subprocess.Popen(cmd + [str(killed)], env=env)
     t0 = time.monotonic()
     while time.monotonic() - t0 < 60:
@@ -128,6 +130,12 @@ def test_resume_after_sigkill_gives_the_uninterrupted_index(tmp_path):
     later_done = [e["key"] for e in later if e["event"] == "done"]
     assert len(later_done) == len(set(later_done)) == 16 - len(done_before)
     assert not [d for d in (killed / "runs").iterdir() if d.name.startswith(".")]
+    # every finished run holds what --keep asked for, and nothing else
+    for d in (killed / "runs").iterdir():
+        names = {p.name for p in d.iterdir()}
+        assert {"metadata.json", "complete.json"} <= names
+        assert ("summary.json" in names) == (keep == "summary")
+        assert any(n.endswith(".parquet") for n in names) == (keep == "tables")
 
 
 def _files(d: Path) -> dict[str, bytes]:
@@ -185,6 +193,13 @@ def test_dask_scheduler_address_and_workers_without_the_directory(tmp_path):
     for k in ref.index["run_key"].unique():
         assert _files(tmp_path / "ref" / "runs" / k) == _files(tmp_path / "remote" / "runs" / k)
     assert not list((tmp_path / "remote" / "runs").glob(".*"))
+    # --keep summary on a worker without the directory: the summary comes back as a file
+    rs = run_campaign(f, tmp_path / "remote-summary", executor=Remote(), progress=False,
+                      keep="summary")
+    assert rs.ok and rs.index.equals(ref.index)
+    for d in (tmp_path / "remote-summary" / "runs").iterdir():
+        assert sorted(p.name for p in d.iterdir()) == ["complete.json", "metadata.json",
+                                                       "summary.json"]
 
 
 def test_other_version_in_dir_is_refused(tmp_path):
@@ -304,7 +319,10 @@ def test_python_api_returns_the_index(tmp_path, monkeypatch):
     assert idx2.height == 6
 
 
-def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch):
+@pytest.mark.parametrize("keep", ["tables", "summary"])
+def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch, keep):
+    """tables: the committed directory is taken back; summary: the rows are computed before
+    anything is written, so nothing is."""
     import ccbench.campaign.metrics as metrics
     f = write(tmp_path, SMALL)
     out = tmp_path / "out"
@@ -318,19 +336,20 @@ def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch):
         return real(res)
 
     monkeypatch.setattr(metrics, "run_rows", flaky)
-    res = run_campaign(f, out, jobs=1, progress=False)
+    res = run_campaign(f, out, jobs=1, progress=False, keep=keep)
     assert len(res.failures) == 1 and "metrics broke" in res.failures[0]["error"]
     assert len([d for d in (out / "runs").iterdir()]) == 3  # the failed run's dir is gone
     assert res.index.height == 6
     monkeypatch.setattr(metrics, "run_rows", real)
-    again = run_campaign(f, out, jobs=1, progress=False)
+    again = run_campaign(f, out, jobs=1, progress=False, keep=keep)
     assert again.ok and again.executed == 1 and again.index.height == 8
     # a results directory damaged by hand is named, not a traceback
     key = again.index["run_key"][0]
-    (out / "runs" / key / "flowstats.parquet").write_bytes(b"junk")
+    damaged = "flowstats.parquet" if keep == "tables" else "summary.json"
+    (out / "runs" / key / damaged).write_bytes(b"junk")
     (out / "metrics.parquet").unlink()
     with pytest.raises(CampaignDirError, match=f"{key} is a damaged results directory"):
-        run_campaign(f, out, jobs=1, progress=False)
+        run_campaign(f, out, jobs=1, progress=False, keep=keep)
 
 
 def crash_on_key(tasks):
@@ -404,3 +423,38 @@ def test_the_dask_dashboard_names_the_runs_of_each_task(tmp_path):
     assert names & {"ccbench point 0 r0", "ccbench point 1 r0",
                     "ccbench point 0 r0 … point 1 r0 (2 runs)"}, names
     assert "execute_batch" not in names
+
+
+def test_keep_summary_gives_the_same_index_and_report(tmp_path, capsys):
+    """--keep summary: no per-run tables, the same index (to the bit) and a report; the
+    index is rebuilt from the runs' summaries; --keep tables afterwards runs them again to
+    write their tables."""
+    f = write(tmp_path, SMALL)
+    whole, small = tmp_path / "tables", tmp_path / "summary"
+    assert cli.main(["sweep", str(f), "-o", str(whole), "-j", "1", "--quiet"]) == 0
+    assert cli.main(["sweep", str(f), "-o", str(small), "-j", "1", "--quiet",
+                     "--keep", "summary"]) == 0
+    a, b = load_index(whole), load_index(small)
+    assert a.height == 8 and a.equals(b)
+    assert (small / "report.html").is_file() and (whole / "report.html").is_file()
+    for d in (small / "runs").iterdir():
+        assert sorted(p.name for p in d.iterdir()) == ["complete.json", "metadata.json",
+                                                       "summary.json"]
+        meta = json.loads((d / "metadata.json").read_text())
+        assert meta["kept"] == "summary" and meta["tables"] == {}
+    m = json.loads((small / "campaign.json").read_text())
+    assert m["sessions"][-1]["keep"] == "summary"
+    # the metrics cache is rebuilt from the summaries
+    (small / "metrics.parquet").unlink()
+    again = run_campaign(f, small, jobs=1, progress=False, keep="summary")
+    assert again.executed == 0 and again.index.equals(a)
+    # the tables asked for later: the runs run again (same key, same numbers) with tables
+    tables = run_campaign(f, small, jobs=1, progress=False)
+    assert tables.executed == 4 and tables.index.equals(a)
+    for d in (small / "runs").iterdir():
+        assert not (d / "summary.json").exists() and (d / "flowstats.parquet").is_file()
+    # --plots needs the tables
+    capsys.readouterr()
+    assert cli.main(["sweep", str(f), "-o", str(tmp_path / "p"), "--keep", "summary",
+                     "--plots", "--quiet"]) == 2
+    assert "--keep tables" in capsys.readouterr().err

@@ -32,8 +32,8 @@ def exp_file(tmp_path):
     return f
 
 
-def start(*args, pause=None):
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+def start(*args, pause=None, **env_vars):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), **env_vars)
     if pause:
         env["CCBENCH_PAUSE_AT"] = pause
     return subprocess.Popen([sys.executable, "-m", "ccbench", *map(str, args)], cwd=ROOT,
@@ -137,7 +137,9 @@ def test_interrupted_plots_are_marked_and_readers_warn(tmp_path, exp_file):
 
 def test_sigkill_during_the_table_write_is_cleaned_by_the_next_run(tmp_path, exp_file):
     out = tmp_path / "out"
-    p = start("run", exp_file, "-o", out, "--quiet", "--no-plots", pause="tables")
+    # small chunks, so that the run spills (a run that spills nothing makes no spill folder)
+    p = start("run", exp_file, "-o", out, "--quiet", "--no-plots", pause="tables",
+              CCBENCH_SPILL_ROWS="1000")
     wait_paused(p, "tables")
     p.kill()
     p.wait()

@@ -204,3 +204,20 @@ def test_the_report_delay_figure_reads_three_columns_a_part_at_a_time(runs):
     for (na, ta, ya), (nb, tb, yb) in zip(got, want):
         assert na == nb and np.array_equal(ta, tb) and np.array_equal(ya, yb)
     assert sum(len(t) for _, t, _ in got) > 1000
+
+
+def test_the_spill_folder_is_made_only_when_a_chunk_comes(tmp_path, monkeypatch):
+    import tempfile
+    made = []
+    real = tempfile.mkdtemp
+
+    def mkdtemp(*a, **kw):
+        made.append(kw.get("prefix", ""))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    ccbench.run(exp(), tmp_path / "whole", spill_rows=10**9, reload=False)
+    assert not [p for p in made if "-spill-" in p]   # nothing spilled: no folder
+    ccbench.run(exp(), tmp_path / "chunks", spill_rows=1000, reload=False)
+    assert len([p for p in made if "-spill-" in p]) == 1
+    assert hidden(tmp_path) == []

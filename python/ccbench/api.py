@@ -32,6 +32,9 @@ from .results.export import ExportError, export_tables  # noqa: F401  (the CLI's
 from .results.writer import write_results
 from .capture.export import DEFAULT_SNAPLEN as PCAP_SNAPLEN
 
+#: What `run` keeps of a run: its tables (default), or only its metadata and summary.
+KEEP = ("tables", "summary")
+
 __version__ = "0.1.0"
 
 
@@ -171,7 +174,8 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         seed: int | None = None, packets: bool | None = None, progress=False,
         overwrite: bool = True, source: str | None = None, backend: str = "sim",
         reload: bool = True, pcap: int | None = None, budget: bool = True,
-        memory_budget: int | str | None = None, spill_rows: int | None = None) -> Results:
+        memory_budget: int | str | None = None, spill_rows: int | None = None,
+        keep: str = "tables", summarize=None, recover: bool = True) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict, an experiment document (a dict as the YAML
@@ -189,23 +193,45 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     On the simulator the per-packet records and the flow and queue samples go to disk in
     chunks of at least ``spill_rows`` rows while the run goes on (default: the environment's
     CCBENCH_SPILL_ROWS, else ``results.spill.SPILL_ROWS``; docs/robustness.md): the tables
-    written are the same whatever the chunk size."""
+    written are the same whatever the chunk size.
+
+    ``keep="summary"`` writes the directory without its tables: ``metadata.json``,
+    ``complete.json`` and, with ``summarize`` (a function of the run's `Results` as computed,
+    called before anything is written, returning a JSON-able dict), its ``summary.json`` —
+    all in the same atomic rename. Campaigns use it (``ccbench sweep --keep summary``,
+    docs/campaigns.md). The `Results` returned then holds the tables that were in memory
+    (those spilled to disk during the run are None: their chunks are gone).
+
+    ``recover=False``: leave the temporaries of killed writers beside ``out_dir`` alone (the
+    caller removes them; a campaign does once per session, results.writer.write_results)."""
     _check_run_args(backend, spill_rows)
+    if keep not in KEEP:
+        raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
+    if keep == "summary" and pcap is not None:
+        raise ValueError("keep='summary' writes no tables; captures (pcap) need keep='tables'")
     plan = _prepare_run(experiment, out_dir, seed=seed, packets=packets, source=source,
                         backend=backend, budget=budget, memory_budget=memory_budget)
     temps = _run_temporaries(plan, backend, pcap)
     try:
         done = _execute_run(plan, temps, backend=backend, progress=progress, pcap=pcap,
-                            spill_rows=spill_rows)
+                            spill_rows=spill_rows, keep=keep)
     except BaseException:
         _remove_temporaries(temps)
         raise
     # the metadata is built inside the try whose finally removes the temporaries: an
     # interrupt there (git rev-parse may take a while) must not leave the spill behind
     try:
-        path = _record_run(plan, done, temps, backend=backend, overwrite=overwrite)
+        path = _record_run(plan, done, temps, backend=backend, overwrite=overwrite,
+                           keep=keep, summarize=summarize, recover=recover)
     finally:
         _remove_temporaries(temps)
+    if keep == "summary":   # the tables in memory (decoded when used); spilled ones are gone
+        from .results import TABLES
+        from .results.schema import Encoded
+        import polars as pl
+        return Results(path=path, meta=json.loads((path / "metadata.json").read_text()), **{
+            t: v if isinstance(v, (pl.DataFrame, Encoded)) else None
+            for t, v in ((t, done.tables.get(t)) for t in TABLES)})
     if temps.cap_dir is not None:
         from .capture.export import write_mapping
         write_mapping(load(path), path / "pcap")
@@ -230,7 +256,8 @@ class _RunTemporaries:
     """The run's temporary folders beside its results directory: pcapng captures being
     written (``pcap`` runs) and the simulator's spilled records (results/spill.py)."""
     cap_dir: Path | None = None
-    spill_dir: Path | None = None
+    spill_dir: Path | None = None   # once made (make_spill_dir, by the first chunk)
+    make_spill_dir: object = None
 
 
 @dataclasses.dataclass
@@ -289,15 +316,22 @@ def _run_temporaries(plan: _RunPlan, backend: str, pcap: int | None) -> _RunTemp
     import tempfile
     out_dir = Path(plan.out_dir)
     temps = _RunTemporaries()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    if not out_dir.parent.is_dir():
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
     if pcap is not None:
         temps.cap_dir = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.pcap-", dir=out_dir.parent))
     if backend == "sim":
         # The records that grow with the run go to disk in chunks while it runs
         # (results/spill.py); a killed run's folder is a stale temporary (results/writer.py).
+        # Made when the first chunk comes: a short run that spills nothing makes no folder
+        # (making and removing one was ~0.5 ms of a campaign's 1-s run).
         import os
-        temps.spill_dir = Path(tempfile.mkdtemp(
-            prefix=f".{out_dir.name}.tmp-{os.getpid()}-spill-", dir=out_dir.parent))
+
+        def make_spill_dir() -> Path:
+            temps.spill_dir = Path(tempfile.mkdtemp(
+                prefix=f".{out_dir.name}.tmp-{os.getpid()}-spill-", dir=out_dir.parent))
+            return temps.spill_dir
+        temps.make_spill_dir = make_spill_dir
     return temps
 
 
@@ -309,7 +343,7 @@ def _remove_temporaries(temps: _RunTemporaries) -> None:
 
 
 def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, pcap,
-                 spill_rows) -> _RunOutput:
+                 spill_rows, keep: str = "tables") -> _RunOutput:
     """Run the experiment on the backend, capturing into ``temps.cap_dir`` if asked."""
     exp, cap_dir = plan.exp, temps.cap_dir
     emu_meta = stats = cap_summary = None
@@ -329,7 +363,8 @@ def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, p
         capture = _cap.capture_config(exp, cap_dir / "pcap", pcap) if cap_dir else None
         rows = int(spill_rows) if spill_rows is not None else default_spill_rows()
         tables, stats, wall = _sim.simulate(exp, progress=progress, capture=capture,
-                                            spill=Spill(temps.spill_dir, rows))
+                                            spill=Spill(temps.make_spill_dir, rows),
+                                            lazy=keep == "summary")
         if capture:
             cap_summary = _cap.summary_of(stats)
             stats = {k: v for k, v in stats.items() if k != "capture"}
@@ -338,8 +373,9 @@ def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, p
 
 
 def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, backend,
-                overwrite) -> Path:
-    """Write the results directory: the tables, the metadata and the captures."""
+                overwrite, keep: str = "tables", summarize=None, recover: bool = True) -> Path:
+    """Write the results directory: the tables (``keep="tables"``) or the run's summary
+    (``keep="summary"``), the metadata and the captures."""
     from . import _core
     exp = plan.exp
     meta = {
@@ -359,8 +395,19 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
         **({"capture": done.cap_summary} if done.cap_summary else {}),
     }
     cap_dir = temps.cap_dir
+    if keep == "summary":
+        meta["kept"] = "summary"
+        files = {}
+        if summarize is not None:
+            computed = Results(path=Path(plan.out_dir), meta={**meta, "tables": {}},
+                               **done.tables)
+            files["summary.json"] = (json.dumps(summarize(computed), sort_keys=True)
+                                     + "\n").encode()
+        return write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files,
+                             recover=recover)
     return write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
-                         extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None)
+                         extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None,
+                         recover=recover)
 
 
 def _results_as_computed(path: Path, tables: dict) -> Results:

@@ -404,7 +404,7 @@ def cmd_sweep(a) -> int:
     try:
         res = campaign.run_campaign(plan.campaign, a.output, jobs=jobs, dask=a.dask,
                                     backend=a.backend, packets=a.packets, plots=a.plots,
-                                    plan=plan,
+                                    plan=plan, keep=a.keep,
                                     allow_mixed_versions=a.allow_mixed_versions,
                                     progress="off" if a.quiet else "auto")
     except KeyboardInterrupt:
@@ -736,6 +736,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="keep per-packet records (off by default in campaigns)")
     sw.add_argument("--plots", action="store_true",
                     help="plot every run: its report.html and static PNGs (off by default)")
+    sw.add_argument("--keep", choices=("tables", "summary"), default="tables",
+                    help="what each run keeps in DIR/runs/<key>/: 'tables' (default) its "
+                         "Parquet tables, to re-plot or re-analyse it; 'summary' only its "
+                         "metadata and index rows (the index and report are the same; "
+                         "several times faster for short runs)")
     sw.add_argument("--allow-mixed-versions", action="store_true",
                     help="add to a DIR that holds runs of another ccbench version or commit")
     sw.add_argument("--quiet", action="store_true", help="no progress output")

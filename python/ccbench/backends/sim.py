@@ -7,7 +7,7 @@ import time
 from typing import Callable
 
 from .. import _core
-from ..results.schema import decode
+from ..results.schema import Encoded, decode
 from ..results.spill import Spill
 
 
@@ -45,11 +45,13 @@ def _core_spills() -> bool:
 
 
 def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = False,
-             capture: dict | None = None, spill: Spill | None = None):
+             capture: dict | None = None, spill: Spill | None = None, lazy: bool = False):
     """Run a resolved experiment; returns ({table: DataFrame}, stats dict, wall seconds).
     `capture`: write pcapng captures (ccbench.capture.export.capture_config). `spill`: the
     core hands the rows of packets, flows and queues over in chunks written to its folder
-    while the run goes on; those tables come back as `SpilledTable` (ccbench.results.spill)."""
+    while the run goes on; those tables come back as `SpilledTable` (ccbench.results.spill).
+    `lazy`: the tables not spilled come back encoded (`schema.Encoded`), decoded when a
+    `Results` first reads them."""
     check_supported(experiment)
     cb = _progress_printer() if progress is True else (progress or None)
     from .bpfsim import prepare
@@ -68,8 +70,12 @@ def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = Fal
     wall = time.perf_counter() - t0
     tables = {}
     raw = out["tables"]
+    spilled = {n for n, files in spill.files.items() if files} if spill is not None else set()
     for name in list(raw):
-        tables[name] = decode(raw.pop(name))  # frees each table's buffers as it goes
+        if lazy and name not in spilled:
+            tables[name] = Encoded(raw.pop(name))
+        else:
+            tables[name] = decode(raw.pop(name))  # frees each table's buffers as it goes
     if spill is not None:
         late = {k: decode(v) for k, v in out["late"].items()}
         spill.held_max = dict(out["held_max"])

@@ -83,7 +83,7 @@ def plan(campaign: str | Path | Campaign, *, backend: str = "sim",
 def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
           jobs: int | None = None, dask: str | None = None, backend: str = "sim",
           packets: bool = False, plots: bool = False, allow_mixed_versions: bool = False,
-          progress=False) -> pl.DataFrame:
+          progress=False, keep: str = "tables") -> pl.DataFrame:
     """Run a campaign (skipping runs already finished in ``out_dir``) and return its index:
     a polars DataFrame with a row per run × flow. Failed runs are missing from it; they are
     listed in ``out_dir/failed/`` and a warning names how many failed.
@@ -91,10 +91,11 @@ def sweep(campaign: str | Path | Campaign, out_dir: str | Path | None = None, *,
     ``jobs``: local worker processes (default: every core; 1 = in this process).
     ``dask``: ``"local"`` (a LocalCluster of ``jobs`` workers), a scheduler address, or a
     dask cluster or ``Client`` object (e.g. a dask-jobqueue ``SLURMCluster``). ``packets``: keep
-    per-packet records. ``plots``: plot each run."""
+    per-packet records. ``plots``: plot each run. ``keep``: ``"tables"`` keeps each run's
+    tables (to re-plot a run), ``"summary"`` only what the index and report need."""
     res = run_campaign(campaign, out_dir, jobs=jobs, dask=dask, backend=backend,
                        packets=packets, plots=plots, allow_mixed_versions=allow_mixed_versions,
-                       progress=progress)
+                       progress=progress, keep=keep)
     if res.failures:
         import warnings
         warnings.warn(f"{len(res.failures)} of {res.plan.n_runs} runs failed; see "

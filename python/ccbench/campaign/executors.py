@@ -61,9 +61,12 @@ def _append_log(path: str | None, event: dict) -> None:
 
 def execute(task: dict) -> dict:
     """Run one task: the backend, the results directory (``task["out"]``, or a temporary
-    directory whose files are returned when it is None), the metric rows."""
+    directory whose files are returned when it is None), the metric rows. ``task["keep"]``:
+    ``tables`` (default) writes the run's tables and computes the rows from them as
+    computed; ``summary`` computes the rows before anything is written and commits them
+    (``summary.json``) with the metadata instead of the tables."""
     from .. import api
-    from .metrics import run_rows
+    from .metrics import run_rows, summary_doc
 
     key = task["key"]
     t0 = time.perf_counter()
@@ -78,8 +81,15 @@ def execute(task: dict) -> dict:
         if out is None:
             tmp = tempfile.mkdtemp(prefix="ccbench-run-")
             out = os.path.join(tmp, key)
+        # the campaign's Store removes killed writers' temporaries in runs/ once per session
         kw = dict(backend=task["backend"], progress=False, source=task.get("source"),
-                  overwrite=True, reload=False)
+                  overwrite=True, reload=False, recover=False)
+        got = {}
+        if task.get("keep") == "summary":
+            def summarize(computed):
+                got["rows"] = run_rows(computed)
+                return summary_doc(got["rows"])
+            kw.update(keep="summary", summarize=summarize)
         if task["backend"] == "emu":
             with machine_lock():
                 res = api.run(task["experiment"], out, **kw)
@@ -89,7 +99,7 @@ def execute(task: dict) -> dict:
             if task.get("plots"):  # the run's report.html (linked from the campaign's) and PNGs
                 api.report(res)
                 api.plot(res)
-            rows = run_rows(res)
+            rows = got["rows"] if "rows" in got else run_rows(res)
         except Exception:
             # the results directory is committed: take it back, or the run would count as
             # finished without its metrics
@@ -350,12 +360,12 @@ class LocalPool:
 
 def _from_disk(task: dict) -> dict:
     """The outcome of a run its worker committed before the pool broke."""
-    from ..results import load
-    from .metrics import run_rows
+    from .metrics import rows_of_dir
     t0 = time.perf_counter()
-    res = load(task["out"])
-    return {"key": task["key"], "ok": True, "rows": run_rows(res),
-            "loop_s": res.meta.get("wall_time_s"), "wall_s": time.perf_counter() - t0,
+    rows = rows_of_dir(task["out"])
+    meta = json.loads((Path(task["out"]) / "metadata.json").read_text())
+    return {"key": task["key"], "ok": True, "rows": rows,
+            "loop_s": meta.get("wall_time_s"), "wall_s": time.perf_counter() - t0,
             "host": socket.gethostname()}
 
 

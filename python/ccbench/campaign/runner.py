@@ -110,10 +110,17 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
                  jobs: int | None = None, dask: str | None = None, backend: str = "sim",
                  packets: bool = False, plots: bool = False,
                  allow_mixed_versions: bool = False, progress: Any = "auto",
-                 executor=None, plan: Plan | None = None) -> CampaignResult:
-    """Run every unfinished run of a campaign into ``out_dir`` and write its index."""
+                 executor=None, plan: Plan | None = None, keep: str = "tables"
+                 ) -> CampaignResult:
+    """Run every unfinished run of a campaign into ``out_dir`` and write its index.
+
+    ``keep``: ``"tables"`` (default) keeps each run's results directory whole, to re-plot
+    or re-analyse it; ``"summary"`` keeps only what the index and the report need (each
+    run's metadata and index rows, no Parquet tables). A run kept as its summary counts as
+    finished for ``keep="summary"``; ``keep="tables"`` runs it again to write its tables."""
     if backend not in ("sim", "emu"):
         raise ValueError(f"unknown backend {backend!r}: use 'sim' or 'emu'")
+    check_keep(keep, plots)
     if not isinstance(campaign, Campaign):
         campaign = load_campaign(campaign)
     if plan is None:
@@ -123,7 +130,7 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
     with Store(out, allow_mixed_versions=allow_mixed_versions) as store:
         ses = _Session(store=store, cache=MetricsCache(out),
                        res=CampaignResult(index=pl.DataFrame(), plan=plan, out_dir=out))
-        tasks = _todo(ses, plan, backend=backend, plots=plots)
+        tasks = _todo(ses, plan, backend=backend, plots=plots, keep=keep)
         first = next(tasks, None)  # is there anything to run at all?
         own = executor is None
         if first is not None and own:
@@ -133,7 +140,8 @@ def run_campaign(campaign: Campaign | str | Path, out_dir: str | Path | None = N
             print("emulation campaign: runs are real time and run one at a time on each "
                   "machine", file=sys.stderr)
         store.begin(plan, executor=ses.res.executor, backend=backend,
-                    options={"packets": packets, "plots": plots, "jobs": jobs, "dask": dask})
+                    options={"packets": packets, "plots": plots, "jobs": jobs, "dask": dask,
+                             "keep": keep})
         ses.prog = Progress(plan.n_runs, ses.res.skipped + ses.dups, progress) \
             if first else None
         tasks = itertools.chain([first], tasks) if first else iter(())
@@ -170,7 +178,18 @@ class _Session:
     prog: Progress | None = None
 
 
-def _todo(ses: _Session, plan: Plan, *, backend: str, plots: bool):
+def check_keep(keep: str, plots: bool = False) -> None:
+    """Refuse a ``keep`` that is not one of api.KEEP, and plots of runs whose tables are not
+    kept."""
+    from ..api import KEEP
+    if keep not in KEEP:
+        raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
+    if keep == "summary" and plots:
+        raise ValueError("--plots draws each run from its tables: use --keep tables (the "
+                         "default) with --plots, or drop --plots")
+
+
+def _todo(ses: _Session, plan: Plan, *, backend: str, plots: bool, keep: str):
     """The runs to execute, each resolved as the executor asks for it (a lazy plan keeps no
     experiment longer than it takes to send it); the others are counted as they go by."""
     store, res = ses.store, ses.res
@@ -184,7 +203,7 @@ def _todo(ses: _Session, plan: Plan, *, backend: str, plots: bool):
         ses.refs.append(replace(r, experiment=None))
         if r.error is not None:
             ses.lazy_failed.append(ses.refs[-1])
-        elif store.is_done(r.key):
+        elif store.is_done(r.key) and (keep == "summary" or store.has_tables(r.key)):
             res.skipped += 1
             if ses.prog is not None:
                 ses.prog.skip()
@@ -193,7 +212,7 @@ def _todo(ses: _Session, plan: Plan, *, backend: str, plots: bool):
             yield {"key": r.key, "name": f"{r.point.label} r{r.repeat}",
                    "experiment": r.experiment, "backend": backend,
                    "out": str(store.run_dir(r.key)), "log": store.log_path,
-                   "source": plan.campaign.campaign_file, "plots": plots}
+                   "source": plan.campaign.campaign_file, "plots": plots, "keep": keep}
 
 
 def _execute(ses: _Session, plan: Plan, outcomes) -> None:

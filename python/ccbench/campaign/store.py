@@ -2,7 +2,9 @@
 
     DIR/campaign.json       ccbench version, git commit and dirty flag, sessions, the plan
     DIR/runs/<key>/         each run's normal results directory (atomic: written to a
-                            temporary sibling and renamed, ccbench.results.writer)
+                            temporary sibling and renamed, ccbench.results.writer); with
+                            ``keep="summary"`` its metadata and summary.json (the run's
+                            index rows) without the tables, committed the same way
     DIR/failed/<key>.json   a failed run: error, traceback, point (removed once it succeeds)
     DIR/log.jsonl           one JSON line per event (session start, run start/done/failed)
     DIR/metrics.parquet     per-run metric rows of the finished runs (a cache: rebuilt from
@@ -148,6 +150,10 @@ class Store:
 
     def is_done(self, key: str) -> bool:
         return (self.runs / key / "metadata.json").is_file()
+
+    def has_tables(self, key: str) -> bool:
+        """Whether a finished run kept its tables (not only its summary, ``--keep summary``)."""
+        return not (self.runs / key / "summary.json").is_file()
 
     def commit_files(self, key: str, files: dict[str, bytes]) -> Path:
         """Write a run's files (from a remote worker) and rename them into place."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .schema import SCHEMAS
+from .schema import SCHEMAS, Encoded
 
 TABLES = tuple(SCHEMAS)
 
@@ -40,7 +40,10 @@ class Results:
     ``probes`` one row per latency probe (``scheme: probe`` groups), else None.
 
     A table named in `DEFERRED` is read from the folder when first used, so analyses that only
-    need aggregates over it (`scan`) never hold it whole (docs/robustness.md)."""
+    need aggregates over it (`scan`) never hold it whole (docs/robustness.md). A run not yet
+    written (``api.run(..., summarize=)``) may hold a table as its spilled chunks
+    (spill.SpilledTable: `scan` reads them a chunk at a time) or as the backend's encoded
+    columns (schema.Encoded: decoded on first use)."""
 
     def __init__(self, path, meta: dict, packets=None, flows=None, queues=None, intervals=None,
                  delay_hist=None, flowstats=None, conns=None, probes=None):
@@ -60,11 +63,16 @@ class Results:
             if not f.is_file():
                 raise FileNotFoundError(f"{self.path}: {f.name} is gone since the folder was loaded")
             v = self._tables[name] = pl.read_parquet(f)
+        elif isinstance(v, Encoded):
+            v = self._tables[name] = v.collect()
+        elif v is not None and not isinstance(v, pl.DataFrame):
+            v = v.collect()  # a table spilled during the run (spill.SpilledTable), not held
         return v
 
     def in_memory(self, name: str) -> bool:
-        """Whether table `name` has been read (or was given) as a DataFrame."""
-        return isinstance(self._tables[name], pl.DataFrame)
+        """Whether table `name` has been read (or was given) as a DataFrame (or encoded
+        columns, decoded on first use)."""
+        return isinstance(self._tables[name], (pl.DataFrame, Encoded))
 
     def has(self, name: str) -> bool:
         """Whether the run has table `name` (without reading it)."""
@@ -77,6 +85,8 @@ class Results:
         v = self._tables[name]
         if isinstance(v, _Unread):
             return pl.scan_parquet(self._file(name))
+        if isinstance(v, Encoded):
+            v = self._get(name)
         return None if v is None else v.lazy()
 
     @property

@@ -49,10 +49,15 @@ def read(path: str | Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def write(path: str | Path, data: dict) -> None:
-    """Replace the marker atomically (a reader sees the old or the new one, never half)."""
+def write(path: str | Path, data: dict, *, atomic: bool = True) -> None:
+    """Replace the marker atomically (a reader sees the old or the new one, never half);
+    ``atomic=False`` writes it in place, for a folder nobody reads yet (the writer's
+    temporary folder: a file and a rename fewer)."""
     path = Path(path)
     data = {**data, "format": FORMAT, "updated": _now()}
+    if not atomic:
+        (path / MARKER).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        return
     tmp = path / f".{MARKER}.tmp-{os.getpid()}"
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path / MARKER)
@@ -107,7 +112,8 @@ def ours(path: str | Path) -> set[str]:
     plots), per its marker, or by name for folders written before markers existed."""
     path = Path(path)
     data = read(path)
-    names = {"metadata.json", MARKER, "report.html", "report.html.tmp", "plots", "pcap"}
+    names = {"metadata.json", MARKER, "report.html", "report.html.tmp", "plots", "pcap",
+             "summary.json"}
     try:   # the tables ccbench wrote are listed in its metadata
         meta = json.loads((path / "metadata.json").read_text())
         names |= {f"{t}.parquet" for t in (meta.get("tables") or {})}

@@ -101,6 +101,17 @@ def decode(cols: Iterable[tuple]) -> pl.DataFrame:
     return pl.DataFrame([decode_column(*c) for c in cols])
 
 
+class Encoded:
+    """A table as a backend encoded it, decoded when first used (`Results` decodes it on
+    first access): a run that keeps only its summary decodes only the tables it reads."""
+
+    def __init__(self, cols: list):
+        self.cols = cols
+
+    def collect(self) -> pl.DataFrame:
+        return decode(self.cols)
+
+
 def read_columns(directory: str | Path, table: str) -> pl.DataFrame | None:
     """A table written as column files into `directory` (None if it is not there)."""
     d = Path(directory)
@@ -123,17 +134,18 @@ def check(table: str, df: pl.DataFrame) -> None:
     want = SCHEMAS.get(table)
     if want is None:
         return
-    cols = list(df.columns)
+    schema = df.schema  # once: a DataFrame builds a new Schema object on every access
+    cols = list(schema)
     core = cols[:len(want)]
     extra = cols[len(want):]
     if core != list(want):
         raise SchemaError(f"table {table}: columns {cols} differ from the declared {list(want)} "
                           "(ccbench/results/schema.py)")
     for c, t in want.items():
-        if df.schema[c] != t:
-            raise SchemaError(f"table {table}: column {c} is {df.schema[c]}, declared {t}")
+        if schema[c] != t:
+            raise SchemaError(f"table {table}: column {c} is {schema[c]}, declared {t}")
     for c in extra:
         if table != "flows" or not c.startswith(CC_PREFIX):
             raise SchemaError(f"table {table}: undeclared column {c}")
-        if df.schema[c] != F64:
-            raise SchemaError(f"table {table}: column {c} is {df.schema[c]}, cc_* columns are Float64")
+        if schema[c] != F64:
+            raise SchemaError(f"table {table}: column {c} is {schema[c]}, cc_* columns are Float64")

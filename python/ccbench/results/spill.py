@@ -116,12 +116,20 @@ class SpilledTable:
 
 class Spill:
     """Receives the chunks the simulator hands over and writes each as an IPC file into
-    `directory` (removed by whoever made it; nothing here outlives the run)."""
+    `directory` (removed by whoever made it; nothing here outlives the run). `directory` may
+    be a function that makes the folder and returns it, called when the first chunk comes
+    (a run that spills nothing makes no folder)."""
 
-    def __init__(self, directory: str | Path, rows: int = SPILL_ROWS):
-        self.directory = Path(directory)
+    def __init__(self, directory, rows: int = SPILL_ROWS):
+        self._directory = directory if callable(directory) else Path(directory)
         self.rows = int(rows)
         self.files: dict[str, list[tuple[Path, int]]] = {t: [] for t in SPILLED}
+
+    @property
+    def directory(self) -> Path:
+        if callable(self._directory):
+            self._directory = Path(self._directory())
+        return self._directory
 
     def sink(self, name: str, cols: list) -> None:
         df = decode(cols)
