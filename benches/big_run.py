@@ -3,17 +3,19 @@
 process, its CPU time split by stage and given per simulated second (docs/benchmarks.md,
 "Big run"):
 
-* **loop**: the simulator core's `run_sim` less the time it spends in the Python callback
-  that takes the records it hands over (`Spill.sink`);
-* **records**: that callback, decoding the rows left at the end, and writing the results
-  directory (`write_results`: the Parquet tables, metadata);
+* **loop**: the CPU time of the thread that runs the simulator core's `run_sim`, less the
+  time that thread spends in the Python callback taking the records it hands over
+  (`Spill.sink`);
+* **records**: the rest of the process's CPU time while the simulation runs (that callback,
+  the threads writing the streamed Parquet files, decoding the rows left at the end) and
+  writing the results directory (`write_results`: the other tables, metadata);
 * **summary**: reading the results back and the summary table `ccbench run` prints
   (`load`, `summary_text`);
 * **other**: the rest of the process (interpreter and imports, resolving the file, budget).
 
-Each is the process's CPU time (user + system, every thread: polars writes with a thread
-pool) across that stage, read with `time.process_time` in the child; the total is the
-child's own rusage, as is the peak RSS. The output size is the results folder's bytes.
+Each is CPU time (user + system) read with `time.process_time` (every thread: polars writes
+with a thread pool) or `time.thread_time` in the child; the total is the child's own rusage,
+as is the peak RSS. The output size is the results folder's bytes.
 
     .venv/bin/python benches/big_run.py                     # the full 60 s
     .venv/bin/python benches/big_run.py --duration 5        # a quick check
@@ -43,15 +45,17 @@ STAGES = ("loop", "records", "summary", "other")
 
 
 def _timed(owner, name: str, acc: dict, key: str) -> None:
-    """Replace ``owner.name`` by a wrapper that adds its CPU time to ``acc[key]``."""
+    """Replace ``owner.name`` by a wrapper that adds its CPU time to ``acc[key]``: the
+    process's (every thread) and, as ``key + "_thread"``, the calling thread's."""
     fn = getattr(owner, name)
 
     def wrapper(*a, **kw):
-        t0 = time.process_time()
+        t0, t1 = time.process_time(), time.thread_time()
         try:
             return fn(*a, **kw)
         finally:
             acc[key] = acc.get(key, 0.0) + time.process_time() - t0
+            acc[key + "_thread"] = acc.get(key + "_thread", 0.0) + time.thread_time() - t1
 
     wrapper.__text_signature__ = getattr(fn, "__text_signature__", None)  # sim._core_spills
     wrapper.__wrapped__ = fn
@@ -77,8 +81,10 @@ def child(argv: list[str], report: str) -> int:
     ru = resource.getrusage(resource.RUSAGE_SELF)
     total = ru.ru_utime + ru.ru_stime
     g = acc.get
-    stages = {"loop": g("run_sim", 0) - g("sink", 0),
-              "records": g("sink", 0) + g("simulate", 0) - g("run_sim", 0) + g("write", 0),
+    # the loop is the core's thread (the caller's) outside the callback; what other threads
+    # did meanwhile (polars writing the streamed Parquet files) is records writing
+    loop = g("run_sim_thread", 0) - g("sink_thread", 0)
+    stages = {"loop": loop, "records": g("simulate", 0) - loop + g("write", 0),
               "summary": g("load", 0) + g("summary_text", 0)}
     stages["other"] = total - sum(stages.values())
     Path(report).write_text(json.dumps({"rc": rc, "cpu_s": total, "stages": stages, "raw": acc,
