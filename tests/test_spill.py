@@ -4,14 +4,13 @@ and nothing spilled outlives an error or an interrupt."""
 from __future__ import annotations
 
 import signal
-import threading
 
 import polars as pl
 import pytest
 
 import ccbench
 from ccbench.backends.sim import simulate
-from ccbench.results.spill import Spill, SpilledTable, StreamedTable
+from ccbench.results.spill import Spill, SpilledTable
 from simhelp import experiment
 from test_interrupt import hidden, start, wait_paused
 
@@ -52,7 +51,7 @@ def test_small_chunks_keep_few_rows_in_the_core(tmp_path):
     tables, _, _ = simulate(exp(), spill=sp)
     for name, t_col in (("packets", "sent_ns"), ("flows", "time_ns"), ("queues", "time_ns")):
         t = tables[name]
-        assert isinstance(t, (SpilledTable, StreamedTable)) and sp.chunks[name] >= 10, name
+        assert isinstance(t, SpilledTable) and len(t.files) >= 10, name
         whole = t.collect()
         # the core hands rows over every 100 ms of simulated time: it holds at most four
         # chunks behind a packet still in the network, plus the rows of one such step
@@ -69,29 +68,10 @@ def test_small_chunks_keep_few_rows_in_the_core(tmp_path):
         assert tables[name].collect().equals(t2[name]), name
 
 
-def test_fixed_tables_go_straight_into_their_parquet_file(tmp_path):
-    # queues (and packets when no row learnt its fate late) are written while the run goes
-    # on, without chunk files; the file holds the same rows as the table held whole
-    sp = Spill(tmp_path, 300)
-    tables, _, _ = simulate(exp(), spill=sp)
-    q = tables["queues"]
-    assert isinstance(q, StreamedTable) and sp.chunks["queues"] >= 2
-    assert not list(tmp_path.glob("queues.*.arrow")) and not list(tmp_path.glob("packets.*.arrow"))
-    assert isinstance(tables["flows"], SpilledTable) and tables["flows"].files
-    none = tmp_path / "none"
-    none.mkdir()
-    whole, _, _ = simulate(exp(), spill=Spill(none, 10**9))
-    assert q.collect().equals(whole["queues"]) and q.height == whole["queues"].height
-    assert tables["packets"].collect().equals(whole["packets"])
-    assert not [t for t in threading.enumerate() if t.name.startswith("parquet ")]
-
-
 def test_tiny_chunks_patch_late_fates_and_late_columns(tmp_path):
     sp = Spill(tmp_path, 5)
     tables, _, _ = simulate(exp(), spill=sp)
     pk = tables["packets"]
-    # streamed, then read back to be patched: the late fates came with the end of the run
-    assert isinstance(pk, SpilledTable) and pk.base is not None and pk.base[1] > 0
     # rows forced out while their packet was in the network, their fate applied later
     assert pk.late.get("late_arrivals") is not None and pk.late["late_arrivals"].height > 0
     assert pk.late.get("late_drops") is not None and pk.late["late_drops"].height > 0
@@ -120,8 +100,6 @@ def test_an_error_during_the_run_leaves_no_spill(tmp_path):
     with pytest.raises(RuntimeError, match="stop here"):
         ccbench.run(exp(), tmp_path / "out", spill_rows=30, progress=progress)
     assert not (tmp_path / "out").exists() and hidden(tmp_path) == []
-    # the Parquet writers of the streamed tables stopped before their folder went
-    assert not [t for t in threading.enumerate() if t.name.startswith("parquet ")]
 
 
 def test_an_interrupt_after_the_run_before_the_write_leaves_no_spill(tmp_path, monkeypatch):

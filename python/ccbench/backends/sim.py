@@ -64,17 +64,12 @@ def simulate(experiment: dict, progress: bool | Callable[[int, int], None] = Fal
         spill = None   # a core built before streaming: the tables come whole at the end
     if spill is not None:
         kw.update(sink=spill.sink, spill_rows=spill.rows)
-    try:
-        out = _core.run_sim(text, cb, **kw)
-        wall = time.perf_counter() - t0
-        tables = {}
-        raw = out["tables"]
-        for name in list(raw):
-            tables[name] = decode(raw.pop(name))  # frees each table's buffers as it goes
-    except BaseException:
-        if spill is not None:
-            spill.abort()   # its Parquet writers stop before their folder is removed
-        raise
+    out = _core.run_sim(text, cb, **kw)
+    wall = time.perf_counter() - t0
+    tables = {}
+    raw = out["tables"]
+    for name in list(raw):
+        tables[name] = decode(raw.pop(name))  # frees each table's buffers as it goes
     if spill is not None:
         late = {k: decode(v) for k, v in out["late"].items()}
         spill.held_max = dict(out["held_max"])

@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from .schema import check
-from .spill import PARQUET_OPTIONS
+from .spill import ROW_GROUP_ROWS
 from . import marker
 
 #: Temporaries without a pid in their name (older ccbench) are stale after this long.
@@ -78,8 +78,7 @@ def _recover(out_dir: Path) -> None:
 def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: dict,
                   *, overwrite: bool = True, extra_dirs: dict[str, Path] | None = None) -> Path:
     """Write `tables` (each checked against results/schema.py; a DataFrame or a
-    `spill.SpilledTable`, written a chunk at a time, or a `spill.StreamedTable`, whose file
-    is moved) and `meta` into `out_dir`.
+    `spill.SpilledTable`, written a chunk at a time) and `meta` into `out_dir`.
     `extra_dirs`: directories moved into the result under the given names (e.g. the run's
     pcapng captures as ``pcap``), inside the same atomic rename."""
     for name, df in tables.items():
@@ -102,14 +101,13 @@ def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: di
         meta["tables"] = {}
         from ..interrupt import checkpoint, critical
         for name, df in tables.items():
-            # A fixed row-group size: the same bytes whether the table was in memory,
-            # spilled to disk in chunks or streamed into its file during the run (results/spill.py).
+            # A fixed row-group size: the same bytes whether the table was in memory or
+            # spilled to disk in chunks during the run (results/spill.py).
+            opts = dict(compression="zstd", statistics=True, row_group_size=ROW_GROUP_ROWS)
             if isinstance(df, pl.DataFrame):
-                df.write_parquet(tmp / f"{name}.parquet", **PARQUET_OPTIONS)
-            elif getattr(df, "parquet", None) is not None:   # spill.StreamedTable: written
-                shutil.move(df.parquet, tmp / f"{name}.parquet")
+                df.write_parquet(tmp / f"{name}.parquet", **opts)
             else:
-                df.lazy().sink_parquet(tmp / f"{name}.parquet", **PARQUET_OPTIONS)
+                df.lazy().sink_parquet(tmp / f"{name}.parquet", **opts)
             meta["tables"][name] = {"rows": df.height, "columns": df.columns}
             checkpoint("tables")
         for name, src in (extra_dirs or {}).items():
