@@ -368,7 +368,7 @@ impl DgramCc for Indigo {
 static PARAMS: &[ParamInfo] = &[ParamInfo {
     name: "model",
     default: f64::NAN,
-    doc: "required, a string: the TensorFlow checkpoint of Indigo's trained policy — its prefix (indigo/dagger/model/model from github.com/StanfordSNR/indigo) or its .index file, with the .data-00000-of-00001 file beside it; the experiment layer uses the published one it ships (python/ccbench/schemes/indigo/model) when a flow names none",
+    doc: "a string: the TensorFlow checkpoint of Indigo's trained policy — its prefix (indigo/dagger/model/model from github.com/StanfordSNR/indigo) or its .index file, with the .data-00000-of-00001 file beside it; the experiment layer uses the published one it ships (python/ccbench/schemes/indigo/model) when a flow names none",
 }];
 
 fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
