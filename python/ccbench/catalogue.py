@@ -19,7 +19,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import copy
 import math
-import os
 import multiprocessing
 import shutil
 import tempfile
@@ -104,7 +103,8 @@ def fmt_default(v, shipped: str | None = None) -> str:
     """A parameter default as people write it: integers without a point, others to 6 digits; a
     file parameter as the file the package ships for it, or "required"."""
     if shipped is not None:
-        return "shipped " + shipped[shipped.find("schemes" + os.sep):]
+        from .config.schemes import SCHEMES_DIR
+        return "shipped " + Path("schemes", Path(shipped).relative_to(SCHEMES_DIR)).as_posix()
     if isinstance(v, bool):
         return str(v).lower()
     if v is None or (isinstance(v, float) and not math.isfinite(v)):

@@ -21,13 +21,14 @@ from typing import Any
 from ..cc import sources
 from .conditions import BASE_DIR
 from .errors import Collector, show
+from .schemes import SCHEMES_DIR
 
 #: The congestion controls the kernel backend's Linux offers itself; every other algorithm runs
 #: there as a shipped BPF program (docs/bpf-schemes.md).
 KERNEL_CCS = ("reno", "cubic", "bbr")
 
 #: The BPF congestion controls shipped with ccbench.
-SHIPPED_DIR = Path(__file__).resolve().parents[1] / "schemes" / "bpf"
+SHIPPED_DIR = SCHEMES_DIR / "bpf"
 EXAMPLE = "e.g. scheme: {bpf: vegas} (a shipped one) or scheme: {bpf: my_cc.c}"
 _NAME = re.compile(r'\.name\s*=\s*"([A-Za-z0-9_\-]{1,15})"')
 #: A recorded variable: a global of the program, or a field of a global struct (dotted).

@@ -18,7 +18,7 @@ from .tcpkeys import DEFAULT_TCP, parse_tcp
 from .bpfschemes import is_bpf_scheme, parse_bpf_scheme
 from .pyschemes import is_python_scheme, parse_python_scheme
 from .host import default_noise, noise_model
-from .schemes import Registry
+from .schemes import SCHEMES_DIR, Registry
 from .topology import check_dumbbell_groups, parse_group_endpoints, parse_topology
 from .workloads import PROBE, UDP, parse_group_workload
 from .units import U64_MAX, parse_bool, parse_int, parse_payload_size, parse_time
@@ -230,7 +230,7 @@ def shipped_file(scheme: str, param: str) -> str | None:
     parts = SHIPPED_FILES.get(scheme, {}).get(param)
     if parts is None:
         return None
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemes", *parts)
+    return str(SCHEMES_DIR.joinpath(*parts))
 
 
 def _shipped_files(name: str, params: dict, ppaths: dict, spath: tuple) -> None:

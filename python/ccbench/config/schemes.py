@@ -12,10 +12,15 @@ names and parameters are not checked here (the backend still refuses unknown one
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import ConfigError, show
 from .units import is_number
+
+#: The scheme files shipped in the package (python/ccbench/schemes/): BPF programs, Python
+#: schemes, and data a scheme reads (Indigo's checkpoint), each with its origin.
+SCHEMES_DIR = Path(__file__).resolve().parents[1] / "schemes"
 
 
 class Registry:
