@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from .. import analysis
+from ..analysis.metrics import LABELS as LOSS_LIKE_LABELS, LOSS_LABEL
 
 SCHEMA = {
     "flow": pl.Int64, "group": pl.Int64, "scheme": pl.String, "direction": pl.String,
@@ -45,6 +46,15 @@ SCHEMA = {
 METRICS = ["avg_tput_mbps", "mean_delay_ms", "median_delay_ms", "p95_delay_ms", "loss_pct",
            "coco_loss_pct", "retrans_pkts", "jain", "utilization_pct", "fct_mean_ms",
            "probe_median_rtt_ms", "probe_p99_rtt_ms"]
+#: Axis and column titles of the metric columns, shared by the campaign plots and pages.
+LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way delay (ms)",
+          "median_delay_ms": "median one-way delay (ms)",
+          "p95_delay_ms": "p95 one-way delay (ms)", "loss_pct": LOSS_LABEL,
+          "coco_loss_pct": LOSS_LIKE_LABELS["coco_loss_pct"],
+          "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
+          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)",
+          "probe_median_rtt_ms": "RTT under load, median of the probes (ms)",
+          "probe_p99_rtt_ms": "RTT under load, p99 of the probes (ms)"}
 
 
 def _fct_table(results):

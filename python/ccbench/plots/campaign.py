@@ -21,20 +21,12 @@ import polars as pl  # noqa: E402
 
 from .style import log_axis  # noqa: E402
 
-from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_LABEL  # noqa: E402
 from ..campaign.aggregate import aggregate  # noqa: E402
 from ..campaign.layout import choose, metric_by, numeric_axis  # noqa: E402
 from ..campaign.layout import hue as _hue  # noqa: E402
 from ..campaign.index import load_index  # noqa: E402
+from ..campaign.metrics import LABELS  # noqa: E402
 
-LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way delay (ms)",
-          "median_delay_ms": "median one-way delay (ms)",
-          "p95_delay_ms": "95th percentile one-way delay (ms)", "loss_pct": LOSS_LABEL,
-          "coco_loss_pct": METRIC_LABELS["coco_loss_pct"],
-          "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
-          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)",
-          "probe_median_rtt_ms": "RTT under load, median of the probes (ms)",
-          "probe_p99_rtt_ms": "RTT under load, p99 of the probes (ms)"}
 DEFAULT_METRICS = ("avg_tput_mbps", "p95_delay_ms", "loss_pct", "jain", "utilization_pct",
                    "probe_median_rtt_ms")
 def _x(df: pl.DataFrame, col: str):

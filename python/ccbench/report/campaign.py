@@ -22,22 +22,15 @@ from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, FactorRange, 
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
-from ..analysis.metrics import LABELS as METRIC_LABELS, LOSS_DEFINITION, LOSS_LABEL
+from ..analysis.metrics import LOSS_DEFINITION, LOSS_LABEL
 from ..campaign.aggregate import aggregate
 from ..campaign.axes import log_ticks
 from ..campaign.index import load_index
+from ..campaign.metrics import LABELS
 from ..campaign.layout import Layout, choose, hue, metric_by, numeric_axis, ordered
 from .markup import CSS, fmt, th_title, verdicts_panel
 from .interactive import styles
 
-LABELS = {"avg_tput_mbps": "throughput (Mbit/s)", "mean_delay_ms": "mean one-way delay (ms)",
-          "median_delay_ms": "median one-way delay (ms)",
-          "p95_delay_ms": "p95 one-way delay (ms)", "loss_pct": LOSS_LABEL,
-          "coco_loss_pct": METRIC_LABELS["coco_loss_pct"],
-          "retrans_pkts": "retransmitted packets", "jain": "Jain's index over the run's flows",
-          "utilization_pct": "bottleneck utilisation (%)", "fct_mean_ms": "mean FCT (ms)",
-          "probe_median_rtt_ms": "RTT under load, median of the probes (ms)",
-          "probe_p99_rtt_ms": "RTT under load, p99 of the probes (ms)"}
 METRICS = ("avg_tput_mbps", "p95_delay_ms", "mean_delay_ms", "loss_pct", "jain",
            "utilization_pct", "fct_mean_ms", "probe_median_rtt_ms")
 BOX_METRICS = ("avg_tput_mbps", "p95_delay_ms")
