@@ -145,27 +145,36 @@ def compare(a: Results | str | Path, b: Results | str | Path, interval: float = 
     comparison lists every set-up difference and flags an inaccurate emulated run."""
     a = a if isinstance(a, Results) else load(a)
     b = b if isinstance(b, Results) else load(b)
-    hard, soft = differences(a, b)
-    if hard and not allow_different:
-        raise CompareError(f"{a.path} and {b.path} are not runs of the same set-up: "
-                           + "; ".join(hard) + " — compare runs of one experiment (e.g. "
-                           "`ccbench run FILE --backend both`), or pass --allow-different to "
-                           "compare them anyway with the differences printed")
-    rename = _match_flows(a, b)
-    if rename:
-        soft += [f"flow {i + 1}: {x!r} (A) and {y!r} (B) matched by position and route"
-                 for i, (y, x) in enumerate(rename.items()) if x != y]
-    sa, ia, ja = _analysed(a, interval, {})
-    sb, ib, jb = _analysed(b, interval, rename)
+    ((sa, ia, ja), (sb, ib, jb)), notes = _analysed_runs([a, b], ["A", "B"], interval,
+                                                          allow_different)
     cols = [m for m, _ in METRICS]
     t = sa.select("curve", *cols).join(sb.select("curve", *cols), on="curve", suffix="_b",
                                        maintain_order="left")
     t = t.rename({c: f"{c}_a" for c in cols})
     for c in cols:
         t = t.with_columns(_diff_pct(f"{c}_b", f"{c}_a").alias(f"{c}_diff_pct"))
-    warn = accuracy_warnings(a, "A") + accuracy_warnings(b, "B")
-    return Comparison(a, b, _name(a), _name(b), t, (ja, jb), ia, ib, tuple(hard + soft),
-                      tuple(warn))
+    return Comparison(a, b, _name(a), _name(b), t, (ja, jb), ia, ib, *notes)
+
+
+def _analysed_runs(rs: list[Results], tg: list[str], interval: float, allow_different: bool):
+    """The one refusal rule and flow pairing of :func:`compare` and :func:`compare_many`:
+    (per run :func:`_analysed` under run A's flow labels, *(differences, accuracy warnings)*);
+    CompareError when the runs are not of one set-up and ``allow_different`` is not given."""
+    hard, soft = differences_among(rs)
+    if hard and not allow_different:
+        raise CompareError(", ".join(f"{t} = {r.path}" for t, r in zip(tg, rs))
+                           + " are not runs of the same set-up: " + "; ".join(hard)
+                           + " — compare runs of one experiment (e.g. `ccbench run FILE "
+                           "--backend both`), or pass --allow-different to compare them anyway "
+                           "with the differences printed")
+    analysed, warn = [], []
+    for t, r in zip(tg, rs):
+        rename = _match_flows(rs[0], r)
+        soft += [f"flow {i + 1}: {x!r} (A) and {y!r} ({t}) matched by position and route"
+                 for i, (y, x) in enumerate(rename.items()) if x != y]
+        analysed.append(_analysed(r, interval, rename))
+        warn += accuracy_warnings(r, t)
+    return analysed, (tuple(hard + soft), tuple(warn))
 
 
 def _diff_pct(new: str, ref: str) -> pl.Expr:
@@ -207,31 +216,18 @@ def compare_many(runs: list[Results | str | Path], interval: float = 0.5, *,
     if len(rs) < 2:
         raise CompareError(f"compare needs at least two runs, got {len(rs)}")
     tg = tags(len(rs))
-    hard, soft = differences_among(rs)
-    if hard and not allow_different:
-        raise CompareError(", ".join(f"{t} = {r.path}" for t, r in zip(tg, rs))
-                           + " are not runs of the same set-up: " + "; ".join(hard)
-                           + " — compare runs of one experiment, or pass --allow-different to "
-                           "compare them anyway with the differences printed")
+    analysed, (diffs, warn) = _analysed_runs(rs, tg, interval, allow_different)
     cols = [m for m, _ in METRICS]
-    rows, intervals, jain, warn = [], [], [], []
-    for t, r in zip(tg, rs):
-        rename = _match_flows(rs[0], r)
-        soft += [f"flow {i + 1}: {x!r} (A) and {y!r} ({t}) matched by position and route"
-                 for i, (y, x) in enumerate(rename.items()) if x != y]
-        s, iv, j = _analysed(r, interval, rename)
-        rows.append(s.select(pl.lit(t).alias("run"), pl.lit(_name(r)).alias("name"), "curve",
-                             *cols))
-        intervals.append(iv)
-        jain.append(j)
-        warn += accuracy_warnings(r, t)
+    rows = [s.select(pl.lit(t).alias("run"), pl.lit(_name(r)).alias("name"), "curve", *cols)
+            for t, r, (s, _, _) in zip(tg, rs, analysed)]
+    intervals, jain = [iv for _, iv, _ in analysed], [j for _, _, j in analysed]
     table = pl.concat(rows, how="diagonal_relaxed")
     ref = rows[0].select("curve", *[pl.col(c).alias(f"{c}_ref") for c in cols])
     table = table.join(ref, on="curve", how="left", maintain_order="left").with_columns(
         [_diff_pct(c, f"{c}_ref").alias(f"{c}_vs_a_pct") for c in cols]).drop(
         [f"{c}_ref" for c in cols])
-    return MultiComparison(rs, tg, [_name(r) for r in rs], table, jain, intervals,
-                           tuple(hard + soft), tuple(warn))
+    return MultiComparison(rs, tg, [_name(r) for r in rs], table, jain, intervals, diffs,
+                           warn)
 
 
 def text_many(c: MultiComparison) -> str:
