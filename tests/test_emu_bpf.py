@@ -312,7 +312,7 @@ flows:
 def test_the_simulator_refuses_a_bpf_object_and_asks_for_its_source(tmp_path):
     (tmp_path / "cc.o").write_bytes(b"\x7fELF")
     body = "duration: 1\ncentral: {rate: 10Mbit, delay: 5ms}\nflows:\n  - {scheme: {bpf: cc.o, name: x}}\n"
-    with pytest.raises(NotOnSimulator, match=r"scheme.bpf .*cc.o is a BPF object.*Fix: give the .c file"):
+    with pytest.raises(NotOnSimulator, match=r"scheme.bpf: .*cc.o is a BPF object.*Fix: give the .c file"):
         ccbench.run(_yaml(tmp_path, body), tmp_path / "o")
     assert not (tmp_path / "o").exists()
 

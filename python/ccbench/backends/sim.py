@@ -24,18 +24,10 @@ class NotOnSimulator(RuntimeError):
 def check_supported(experiment: dict) -> None:
     """Raise NotOnSimulator when a flow is a command scheme (real programs: emu only) or a BPF
     object (.o) rather than its C source (the simulator compiles the source natively)."""
-    cmd = [f for f in experiment.get("flows", []) if f.get("command")]
-    if cmd:
-        f = cmd[0]
-        raise NotOnSimulator(
-            f"{f['label']} is a command scheme ({f['command']['kind']} {f['scheme']!r}): "
-            f"command schemes run only on --backend emu")
-    obj = [f for f in experiment.get("flows", []) if (f.get("bpf") or {}).get("path", "").endswith(".o")]
-    if obj:
-        f = obj[0]
-        raise NotOnSimulator(
-            f"{f['label']}: scheme.bpf {f['bpf']['path']} is a BPF object; the simulator runs BPF "
-            f"schemes from their C source. Fix: give the .c file, or run with --backend emu")
+    from ..config.semantic import sim_refusal
+    err = sim_refusal(experiment)
+    if err is not None:
+        raise NotOnSimulator(str(err))
 
 
 def _core_spills() -> bool:

@@ -522,26 +522,11 @@ def _runs_of(c: Campaign, p: Point, backend: str, packets: bool, version: str, s
                 problems.add(e, where_txt)
             return None
         exp["record_packets"] = bool(packets)
-        if backend == "sim" and (msg := _sim_refusal(exp)) is not None:
+        if backend == "sim" and (msg := _config.semantic.sim_refusal(exp)) is not None:
             problems.add(msg, where_txt)
             return None
         runs.append(Run(p, r, seed, exp, run_key(exp, backend, seed, version)))
     return runs
-
-
-def _sim_refusal(exp: dict) -> ConfigError | None:
-    """Why the simulator cannot run ``exp`` (a command scheme, or a BPF scheme given as an
-    object rather than C source), or None."""
-    fl = [f for f in exp.get("flows", []) if f.get("command")]
-    if fl:
-        return ConfigError(("flows", fl[0]["group"], "scheme"), f"{fl[0]['scheme']!r} is a command scheme",
-                           "command schemes run only with --backend emu")
-    fl = [f for f in exp.get("flows", []) if (f.get("bpf") or {}).get("path", "").endswith(".o")]
-    if fl:
-        return ConfigError(("flows", fl[0]["group"], "scheme", "bpf"),
-                           f"{fl[0]['bpf']['path']} is a BPF object: the simulator compiles BPF schemes "
-                           "from C source", "give the .c file, or run with --backend emu")
-    return None
 
 
 def _label_of(c: Campaign, values: dict, swept: dict, index: int, problems: _Problems):

@@ -34,6 +34,27 @@ def _ms(ns: float) -> str:
     return f"{ns / 1e6:g} ms" if ns < 1e9 else f"{ns / 1e9:g} s"
 
 
+def sim_refusal(exp: dict) -> ConfigError | None:
+    """Why the simulator cannot run the resolved experiment ``exp``, or None: a command scheme
+    (a real program: the kernel backend only) or a BPF scheme given as an object (.o) rather
+    than the C source the simulator compiles. The one rule behind ``ccbench run`` (backends.sim)
+    and campaign planning."""
+    fl = [f for f in exp.get("flows", []) if f.get("command")]
+    if fl:
+        f = fl[0]
+        return ConfigError(("flows", f["group"], "scheme"),
+                           f"{f['label']} is a command scheme ({f['command']['kind']} "
+                           f"{f['scheme']!r})", "command schemes run only on --backend emu")
+    fl = [f for f in exp.get("flows", []) if (f.get("bpf") or {}).get("path", "").endswith(".o")]
+    if fl:
+        f = fl[0]
+        return ConfigError(("flows", f["group"], "scheme", "bpf"),
+                           f"{f['bpf']['path']} is a BPF object; the simulator "
+                           "runs BPF schemes from their C source",
+                           "Fix: give the .c file, or run with --backend emu")
+    return None
+
+
 class ConfigWarning(UserWarning):
     """A setting that gives a valid but probably meaningless result."""
 
