@@ -275,3 +275,17 @@ def test_paths():
     with pytest.raises(PathError):
         set_path(d, parse_path("flows[1].scheme"), "bbr")
     assert Expr("flows[0].scheme == 'bbr'").names == ["flows[0].scheme"]
+
+
+def test_a_simulated_campaign_refuses_a_command_scheme_by_the_run_rule():
+    """Planning for the simulator applies the rule `ccbench run` applies
+    (config.semantic.sim_refusal): the point is invalid, naming the flow's scheme field."""
+    cmd = {"command": {"receiver": "ccbench-agent server --port {port}",
+                       "sender": "ccbench-agent client --dst {dst} --port {port} --cc bbr"},
+           "name": "agent-bbr"}
+    with pytest.raises(PlanErrors) as ei:
+        plan({"axes": {"flows[1].scheme": ["reno", cmd]}})
+    (err,) = ei.value.errors
+    assert err.path == "flows[1].scheme" and "command schemes run only on --backend emu" in str(err)
+    assert ei.value.n_invalid == 1 and ei.value.n_points == 2
+    assert len(expand(camp({"axes": {"flows[1].scheme": ["reno", cmd]}}), backend="emu").runs) == 2
