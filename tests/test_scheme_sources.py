@@ -88,3 +88,25 @@ def test_editing_a_bpf_program_or_its_header_changes_the_key(tmp_path):
     (tmp_path / "ccbench_tcp_ca.h").write_text(
         (tmp_path / "ccbench_tcp_ca.h").read_text() + "\n/* x */\n")
     assert key() != k2
+
+
+def test_many_flows_of_one_python_scheme_parse_its_import_tree_once(tmp_path, monkeypatch):
+    """The digest is taken per flow; the import walk behind it is cached per file version,
+    so 50 flows of one scheme parse each of its two modules once, and an edit is still seen."""
+    from ccbench.cc import sources
+    (tmp_path / "grow.py").write_text(SCHEME)
+    (tmp_path / "neighbour.py").write_text("STEP = 1\n")
+    parsed = []
+    real = sources._parse_imports
+    monkeypatch.setattr(sources, "_parse_imports", lambda p: parsed.append(p) or real(p))
+    monkeypatch.setattr(sources, "_IMPORTS", {})
+    doc = {"duration": 1, "central": {"rate": "10Mbit", "delay": "10ms"},
+           "flows": [{"scheme": {"python": "grow.py:Grow"}, "count": 50}]}
+    f = tmp_path / "many.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    exp = config.load(f)
+    digests = {f["source_sha256"] for f in exp["flows"]}
+    assert len(exp["flows"]) == 50 and len(digests) == 1
+    assert sorted(Path(p).name for p in parsed) == ["grow.py", "neighbour.py"]
+    (tmp_path / "neighbour.py").write_text("STEP = 22\n")  # another size: a new file version
+    assert {x["source_sha256"] for x in config.load(f)["flows"]} != digests

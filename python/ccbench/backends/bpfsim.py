@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+from functools import lru_cache
 from pathlib import Path
 
 from ..config.bpfschemes import RECORD_VAR, SHIPPED_DIR
@@ -57,7 +58,9 @@ def cache_root() -> Path:
     return base / "ccbench" / "bpf-sim"
 
 
+@lru_cache(maxsize=8)
 def _compiler_version(cc: str) -> str:
+    """``cc --version`` (part of every build's cache key), run once per compiler and process."""
     try:
         r = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:

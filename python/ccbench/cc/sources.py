@@ -12,7 +12,7 @@ scheme is named there by its path, so editing the file used to leave every finis
 * a BPF program's C file, the local headers it includes (``#include "…"``, recursively, next to
   the file or among the shipped ones) and the C compiler's version line; or the object file.
 
-Files are hashed once per (path, size, mtime) in a process.
+Files are hashed, and a module's imports parsed, once per (path, size, mtime) in a process.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 _DIGESTS: dict[tuple, str] = {}
+_IMPORTS: dict[tuple, list[str]] = {}
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 _CCBENCH = os.path.realpath(Path(__file__).resolve().parents[1])
 
@@ -75,7 +76,19 @@ def _module_file(name: str, search: list[str] | None) -> str | None:
 
 def _imports(path: str) -> list[str]:
     """Files of the user's modules that ``path`` imports (absolute imports on sys.path or next
-    to the file; relative imports within its package)."""
+    to the file; relative imports within its package), parsed once per (path, size, mtime):
+    an experiment of many flows of one scheme walks its import tree once."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    if key not in _IMPORTS:
+        _IMPORTS[key] = _parse_imports(path)
+    return list(_IMPORTS[key])
+
+
+def _parse_imports(path: str) -> list[str]:
     try:
         tree = ast.parse(Path(path).read_bytes(), filename=path)
     except (OSError, SyntaxError, ValueError):
