@@ -16,6 +16,8 @@ import json
 import os
 from pathlib import Path
 
+from .netns import write_sysctl
+
 BACKLOG_KEY = "net.core.netdev_max_backlog"
 BACKLOG = 10000
 RECORD = "host.json"
@@ -40,7 +42,7 @@ def raise_backlog(work: Path) -> dict | None:
         return None
     change = {"key": BACKLOG_KEY, "was": was, "set": BACKLOG}
     (work / RECORD).write_text(json.dumps([change]))
-    _path(BACKLOG_KEY).write_text(str(BACKLOG))
+    write_sysctl(BACKLOG_KEY, str(BACKLOG))
     return change
 
 
@@ -62,7 +64,7 @@ def restore(work: Path) -> list[str]:
                 or isinstance(was, bool) or not 0 < was < BACKLOG):
             continue    # a record ccbench did not write: never write a foreign value
         if read(key) == val:
-            _path(key).write_text(str(was))
+            write_sysctl(key, str(was))
             done.append(f"{key}={was}")
     rec.unlink(missing_ok=True)
     return done
