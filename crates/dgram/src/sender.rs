@@ -28,10 +28,12 @@
 //! acknowledgement therefore reads as loss to the algorithm (the records still count the data
 //! packets delivered: they come from the network).
 //!
-//! Pacing: packet k+1 may leave `size·8/rate` after packet k; a sender woken late may catch up
-//! by at most [`PACING_CREDIT_NS`] of sending time (a real process's timer wakes late; the
-//! simulator wakes exactly on time and never uses it). With a window, at most `cwnd` bytes are
-//! in flight (one packet is always allowed when none is).
+//! Pacing: packet k+1 may leave `size·8/rate` after packet k; a sender behind its schedule may
+//! catch up by at most [`PACING_CREDIT_NS`] of sending time. A real process falls behind when
+//! its timer wakes late; in the simulator timers fire on time, but a scheme that both paces
+//! and sets a window (SCReAM, RemyCC) falls behind while the window is full, and the packets an
+//! acknowledgement then releases may leave up to that much sending time back to back. With a
+//! window, at most `cwnd` bytes are in flight (one packet is always allowed when none is).
 
 use std::collections::VecDeque;
 

@@ -23,6 +23,7 @@
 //! the window has not been full for a second, we use the RFC's cap (flight size + ALLOWED_INCREASE
 //! packets) in both variants; lost datagrams are not retransmitted (the transport never does).
 
+use super::base_delay::MinHistory;
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
 use std::collections::VecDeque;
 
@@ -34,15 +35,13 @@ pub struct Ledbat {
     gain: f64,
     allowed_increase: f64,
     min_cwnd_pkts: f64,
-    base_history: usize,
     decay_ns: Option<u64>,
     slow_start: bool,
     ssthresh: f64,
     mss: f64,
     cwnd: f64,
-    /// Per-minute minima of the one-way delay, oldest first; the last is the current minute's.
-    base: VecDeque<u64>,
-    minute_start: u64,
+    /// One-minute minima of the one-way delay (BASE_HISTORY of them, the current one included).
+    base: MinHistory,
     /// The last few queuing-delay samples (ns).
     current: VecDeque<u64>,
     filter_len: usize,
@@ -53,23 +52,16 @@ pub struct Ledbat {
 
 impl Ledbat {
     fn base_delay(&self) -> u64 {
-        self.base.iter().copied().min().unwrap_or(0)
+        self.base.min().unwrap_or(0)
     }
 
     fn add_delay_sample(&mut self, now: u64, owd: u64) {
+        // the first minute begins at the first sample; a sample past the minute opens the next
         if self.base.is_empty() {
-            self.base.push_back(owd);
-            self.minute_start = now;
-        } else if now - self.minute_start >= MINUTE_NS {
-            self.minute_start = now;
-            self.base.push_back(owd);
-            while self.base.len() > self.base_history {
-                self.base.pop_front();
-            }
-        } else {
-            let last = self.base.back_mut().unwrap();
-            *last = (*last).min(owd);
+            self.base.begin(now);
         }
+        self.base.roll(now);
+        self.base.note(owd);
         let q = owd - self.base_delay();
         self.current.push_back(q);
         while self.current.len() > self.filter_len {
@@ -154,14 +146,12 @@ fn make(name: &'static str, p: &Params, utp: bool) -> Result<Box<dyn DgramCc>, S
         gain,
         allowed_increase: allowed,
         min_cwnd_pkts: min_cwnd,
-        base_history: hist,
         decay_ns: if decay_ms > 0.0 { Some((decay_ms * 1e6) as u64) } else { None },
         slow_start: ss,
         ssthresh: max_kb * 1024.0,
         mss,
         cwnd: init * mss,
-        base: VecDeque::new(),
-        minute_start: 0,
+        base: MinHistory::new(MINUTE_NS, hist - 1),
         current: VecDeque::new(),
         filter_len: filt,
         qdelay_ns: 0.0,

@@ -145,6 +145,7 @@ macro_rules! registry {
 
 registry!(fixed, aimd_dgram, ledbat, pcc_vivace, pcc_allegro, pcc_udt, quic_cubic, scream, verus, sprout, remy, indigo);
 
+mod base_delay;
 mod pcc_mi;
 mod proto;
 mod tf_checkpoint;

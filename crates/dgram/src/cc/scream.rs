@@ -31,10 +31,15 @@
 //! `ScreamClient.cc` stream settings (minimum, start and maximum bitrate) were not available to
 //! check; `min-rate-mbps`, `start-rate-mbps` and `max-rate-mbps` are ccbench's choices.
 
+use super::base_delay::MinHistory;
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
 use std::collections::VecDeque;
 
 const TICK_NS: u64 = 50_000_000;
+/// Base one-way delay: minima of 10 s intervals (`kBaseDelayUpdateInterval`), 50 kept
+/// (`kBaseOwdHistSize`).
+const BASE_INTERVAL_NS: u64 = 10_000_000_000;
+const BASE_KEPT: usize = 50;
 
 pub struct Scream {
     qdelay_target: f64,
@@ -50,9 +55,7 @@ pub struct Scream {
     in_fast_start: bool,
     last_congestion_ns: u64,
     // delay
-    base_cur: u64,
-    base_hist: VecDeque<u64>,
-    base_last_add: u64,
+    base: MinHistory,
     qdelay: f64,
     frac_avg: f64,
     frac_hist: VecDeque<f64>,
@@ -80,7 +83,7 @@ pub struct Scream {
 
 impl Scream {
     fn base_owd(&self) -> u64 {
-        self.base_hist.iter().copied().min().unwrap_or(u64::MAX).min(self.base_cur)
+        self.base.min().unwrap_or(u64::MAX)
     }
 
     fn update_cwnd(&mut self, now: u64) {
@@ -217,7 +220,7 @@ impl DgramCc for Scream {
         self.next_tick = now + TICK_NS;
         self.last_congestion_ns = now;
         self.last_rate_adjust = now;
-        self.base_last_add = now;
+        self.base.begin(now);
     }
     fn on_send(&mut self, _now: u64, _seq: u64, bytes: u32, inflight: u64) {
         if bytes as f64 > self.mss {
@@ -231,15 +234,9 @@ impl DgramCc for Scream {
         let r = a.rtt_ns as f64 / 1e9;
         self.srtt = if self.srtt == 0.0 { r } else { 0.875 * self.srtt + 0.125 * r };
         let owd = a.recv_ns.saturating_sub(a.sent_ns);
-        self.base_cur = self.base_cur.min(owd);
-        if a.now_ns - self.base_last_add >= 10_000_000_000 {
-            self.base_hist.push_back(self.base_cur);
-            while self.base_hist.len() > 50 {
-                self.base_hist.pop_front();
-            }
-            self.base_cur = u64::MAX;
-            self.base_last_add = a.now_ns;
-        }
+        // the sample belongs to the interval it may end (ScreamTx folds it in, then stores)
+        self.base.note(owd);
+        self.base.roll(a.now_ns);
         self.qdelay = owd.saturating_sub(self.base_owd()) as f64 / 1e9;
         self.bytes_acked += a.bytes as u64;
         self.inflight = a.inflight_bytes as f64;
@@ -312,9 +309,7 @@ fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
         cwnd: 3000.0,
         in_fast_start: true,
         last_congestion_ns: 0,
-        base_cur: u64::MAX,
-        base_hist: VecDeque::new(),
-        base_last_add: 0,
+        base: MinHistory::new(BASE_INTERVAL_NS, BASE_KEPT),
         qdelay: 0.0,
         frac_avg: 0.0,
         frac_hist: VecDeque::new(),
