@@ -22,7 +22,10 @@
 //! mean RTT of the reports whose last packet lies in the newest interval reported — the RTT at
 //! the interval's end, not its packets' mean. Here the receiver acknowledges every packet and
 //! the sender counts acknowledged packets, each 20th being a report; `report-every: 0` ends an
-//! interval once its packets are acknowledged or declared lost, charged their mean RTT.
+//! interval once its packets are acknowledged or declared lost, charged their mean RTT. A packet
+//! the transport declared lost before its acknowledgement came is not counted (the transport
+//! passes on no late acknowledgements), where the reference's receiver would list it; in
+//! CoCo-Beholder's validation the sender's declared losses equal the path's drops in every run.
 //!
 //! Defaults follow the reference code (`latency-alpha` 10); `latency-alpha: 0` gives the
 //! paper's loss-only utility. Differences: without reports, losses come from the transport's
