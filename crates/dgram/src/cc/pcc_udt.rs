@@ -3,7 +3,8 @@
 //!
 //! It is not Allegro with other constants: it is an earlier form of Vivace (compare
 //! `pcc-vivace`). Sources: github.com/PCCproject/PCC-Uspace at f3e943d (October 2018, the last
-//! commit before the Proteus rewrite), `src/pcc/pcc_sender.cpp` (modes STARTING / PROBING /
+//! commit before the Proteus rewrite; Pantheon pins cd43e34, April 2018, two commits earlier: a
+//! copy-edit and a style refactor, not compared line by line), `src/pcc/pcc_sender.cpp` (modes STARTING / PROBING /
 //! DECISION_MADE; `kProbingStepSize` 0.05, two probing pairs that must agree, `kDecisionMadeStepSize`
 //! 0.02 and `kMaxDecisionMadeStepSize` 0.10 for the step back on leaving DECISION_MADE,
 //! `ComputeRateChange`: rate change = utility gradient × 1 Mbit with a piecewise confidence
