@@ -204,6 +204,20 @@ impl MiQueue {
             None
         }
     }
+    /// The number of the interval packet `seq` was sent in, while that interval is held.
+    pub fn id_of(&self, seq: u64) -> Option<u64> {
+        self.mis.iter().find(|m| m.first_seq.is_some_and(|f| f <= seq) && seq <= m.last_seq).map(|m| m.id)
+    }
+    /// The oldest interval if it has stopped sending and is older than interval `id`, whether
+    /// or not all its packets are accounted for (for a sender that ends its intervals on the
+    /// receiver's reports, as PCC's UDT sender does, rather than on each packet's fate).
+    pub fn pop_closed_before(&mut self, id: u64) -> Option<Mi> {
+        if self.mis.front().is_some_and(|m| m.closed && m.id < id) {
+            self.mis.pop_front()
+        } else {
+            None
+        }
+    }
     /// The oldest finished interval that is useful; finished intervals that are not are
     /// dropped on the way.
     pub fn pop_useful(&mut self) -> Option<Mi> {

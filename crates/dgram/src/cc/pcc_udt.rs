@@ -3,7 +3,8 @@
 //!
 //! It is not Allegro with other constants: it is an earlier form of Vivace (compare
 //! `pcc-vivace`). Sources: github.com/PCCproject/PCC-Uspace at f3e943d (October 2018, the last
-//! commit before the Proteus rewrite), `src/pcc/pcc_sender.cpp` (modes STARTING / PROBING /
+//! commit before the Proteus rewrite; Pantheon pins cd43e34, April 2018, two commits earlier: a
+//! copy-edit and a style refactor, not compared line by line), `src/pcc/pcc_sender.cpp` (modes STARTING / PROBING /
 //! DECISION_MADE; `kProbingStepSize` 0.05, two probing pairs that must agree, `kDecisionMadeStepSize`
 //! 0.02 and `kMaxDecisionMadeStepSize` 0.10 for the step back on leaving DECISION_MADE,
 //! `ComputeRateChange`: rate change = utility gradient × 1 Mbit with a piecewise confidence
@@ -18,9 +19,13 @@
 //! reward). Pantheon's `vivace` (PCC-Uspace's NSDI-2018 branch, `pcc-vivace`) charges the same
 //! constants but takes ρ from the least-squares slope of RTT over send time.
 //!
-//! Differences: losses come from the transport's detection; the initial rate is 10 packets per
-//! 100 ms rescaled by the first RTT, as PCC-Uspace's later `pcc_sender.cpp` starts (the UDT
-//! build's initial window was not checked); non-useful intervals are sent at the current rate.
+//! Start: the UDT build constructs its sender as `PccSender(10000, 10, 10)` (`src/core/core.cpp`,
+//! `CUDT::CUDT`; `pcc_sender.cpp`'s constructor without `QUIC_PORT`): an initial RTT of 10 ms and
+//! a window of 10 packets of `kDefaultTCPMSS` 1400 bytes, so it sends at 11.2 Mbit/s from its
+//! first packet and never rescales that rate by a measured RTT (the QUIC build does).
+//!
+//! Differences: losses come from the transport's detection; non-useful intervals are sent at the
+//! current rate.
 
 use super::pcc_mi::{amplifier_factor, floor_even_hundredths, pair_order, Mi, MiQueue, Sample, MBIT};
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
@@ -242,9 +247,6 @@ impl DgramCc for PccUdt {
         let r = a.rtt_ns as f64;
         if !self.have_rtt {
             self.have_rtt = true;
-            if r < 100e6 {
-                self.rate *= 100e6 / r.max(1.0);
-            }
         }
         self.srtt_ns = if self.srtt_ns == 0.0 { r } else { 0.875 * self.srtt_ns + 0.125 * r };
         self.mis.on_ack(a.seq, a.sent_ns, a.rtt_ns);
@@ -276,7 +278,7 @@ fn make(p: &Params, seed: u64) -> Result<Box<dyn DgramCc>, String> {
         min_rate: p.float("min-rate-mbps", 2.0, 0.01, 1e5)? * MBIT,
         min_change: p.float("min-change-mbps", 0.5, 0.0, 1e5)? * MBIT,
         mode: Mode::Starting,
-        rate: 10.0 * 1500.0 * 8.0 / 0.1,
+        rate: 10.0 * 1400.0 * 8.0 / 0.01,
         rounds: 1,
         increase: true,
         latest: Sample { rate: 0.0, utility: f64::NEG_INFINITY },
@@ -322,6 +324,20 @@ mod tests {
         eprintln!("pcc-udt: utilisation {t:.3}, queuing delay p50 {q50:.1} ms p95 {q95:.1} ms, losses {}", l.losses(f));
         assert!(t > 0.85, "{t}");
         assert!(q50 < 30.0, "{q50}");
+    }
+
+    /// The UDT build starts at its constructor's rate, `PccSender(10000, 10, 10)`: 10 packets of
+    /// 1400 bytes per 10 ms, 11.2 Mbit/s, whatever the path's RTT (it has no RTT estimate to
+    /// rescale by); the rate holds until the first interval's result doubles it.
+    #[test]
+    fn starts_at_the_udt_builds_rate() {
+        let mut l = Link::new(100.0, 40.0, 1000, 1);
+        let f = l.add(mk("pcc-udt", &serde_json::Value::Null, 1).unwrap(), 0, SEC);
+        l.run(SEC);
+        for (t0, t1) in [(0, 30), (40, 80)] {
+            let r = l.var_mean(f, "rate_mbps", t0 * SEC / 1000, t1 * SEC / 1000);
+            assert!((r - 11.2).abs() < 1e-9, "rate {r} Mbit/s in [{t0}, {t1}) ms");
+        }
     }
 
     /// The utility: loss is nearly free below 3 % and charged 11.35× above; RTT inflation of at
