@@ -41,8 +41,13 @@
 //! `{"scheme": "indigo", "params": {"model": "/path/dagger/model/model"}}` (the prefix, as
 //! TensorFlow names a checkpoint, or its `.index` file) — a policy trained anew, say.
 //!
-//! Differences: the datagrams are the transport's (1472 bytes; Indigo's carry 1400 bytes of
-//! payload in a protobuf, about 1430); the window is enforced by the transport, which counts
+//! Each datagram stands for one of Indigo's: the byte counts behind the delivery and send rates
+//! are the sizes Indigo's own datagrams would have (`ref_datagram_bytes`: 1403 to 1436 bytes by
+//! which protobuf fields are zero), not the transport's datagram size.
+//!
+//! Differences: the datagrams on the wire are the transport's (1472 bytes, where Indigo's are its
+//! 1436-byte messages), so at a given link rate 2.4 % fewer of them pass per second and the
+//! policy's rate inputs read that much lower; the window is enforced by the transport, which counts
 //! bytes neither acknowledged nor declared lost — the window given to it is widened by the
 //! packets below the highest acknowledgement it still counts, so the reference's rule holds —
 //! and which lets one packet out whenever nothing is in flight (Indigo sends one after 1 s
@@ -214,6 +219,18 @@ struct SentInfo {
     sent_bytes: u64,
     delivered: u64,
     delivered_ms: i64,
+    /// The size of the reference's datagram for this packet (`ref_datagram_bytes`).
+    bytes: u64,
+}
+
+/// Bytes of Indigo's `Data` datagram (`env/datagram.proto`, proto3) with these fields: the
+/// 1400-byte payload string (tag, 2-byte length, data) and each non-zero field (proto3 leaves
+/// zeros out): seq_num, send_ts, delivered_time fixed32 (5 bytes with the tag), sent_bytes,
+/// delivered fixed64 (9). The sender counts these in `sent_bytes` and the receiver echoes them
+/// as `ack_bytes` (`env/sender.py`, `env/receiver.py`): 1436 once every field is non-zero.
+fn ref_datagram_bytes(seq: u64, send_ms: i64, sent_bytes: u64, delivered_ms: i64, delivered: u64) -> u64 {
+    let nz = |v: bool, n: u64| if v { n } else { 0 };
+    1403 + nz(seq != 0, 5) + nz(send_ms != 0, 5) + nz(sent_bytes != 0, 9) + nz(delivered_ms != 0, 5) + nz(delivered != 0, 9)
 }
 
 pub struct Indigo {
@@ -306,7 +323,9 @@ impl DgramCc for Indigo {
         self.ms(now_ns);
     }
     fn on_send(&mut self, now_ns: u64, seq: u64, bytes: u32, inflight: u64) {
-        let info = SentInfo { send_ms: self.ms(now_ns), sent_bytes: self.sent_bytes, delivered: self.delivered, delivered_ms: self.delivered_ms };
+        let send_ms = self.ms(now_ns);
+        let ref_bytes = ref_datagram_bytes(seq, send_ms, self.sent_bytes, self.delivered_ms, self.delivered);
+        let info = SentInfo { send_ms, sent_bytes: self.sent_bytes, delivered: self.delivered, delivered_ms: self.delivered_ms, bytes: ref_bytes };
         if self.sent.is_empty() {
             self.base = seq;
         }
@@ -314,7 +333,7 @@ impl DgramCc for Indigo {
             self.sent.push_back(None);
         }
         self.sent.push_back(Some(info));
-        self.sent_bytes += bytes as u64;
+        self.sent_bytes += ref_bytes;
         self.next_seq = self.next_seq.max(seq + 1);
         self.pkt = bytes as u64;
         self.tx_inflight = inflight;
@@ -326,7 +345,7 @@ impl DgramCc for Indigo {
         let now = self.ms(a.now_ns);
         let rtt = (now - p.send_ms) as f64;
         self.min_rtt = self.min_rtt.min(rtt);
-        self.delivered += a.bytes as u64;
+        self.delivered += p.bytes;
         self.delivered_ms = now;
         let delivery = 0.008 * (self.delivered - p.delivered) as f64 / ((now - p.delivered_ms).max(1) as f64);
         let send = 0.008 * (self.sent_bytes - p.sent_bytes) as f64 / rtt.max(1.0);

@@ -81,11 +81,13 @@ fn constant_policy(action: usize) -> Policy {
     Policy { layers: vec![l], w: vec![0.0; 5], b }
 }
 
-/// The state of a step, worked out by hand from `env/sender.py`: two 1500-byte packets leave at
-/// 0 ms; the first is acknowledged at 20 ms (RTT 20, delay 0, delivery 0.008·1500/20 = 0.6,
-/// send 0.008·3000/20 = 1.2 Mbit/s; the step begins), the second at 32 ms (delay 12, delivery
-/// 0.008·3000/32 = 0.75, send 0.008·1500/32 = 0.375): 32 − 20 > 10 ends the step with the
-/// EWMAs 1.5 ms, 0.61875 and 1.096875 Mbit/s and the window 10; the action `/2` gives 5.
+/// The state of a step, worked out by hand from `env/sender.py`: two packets leave at 0 ms,
+/// counted as Indigo's datagrams would be whatever the transport's size (1500 here): the first
+/// has every field zero but its payload (1403 bytes), the second adds seq_num and sent_bytes
+/// (1417). The first is acknowledged at 20 ms (RTT 20, delay 0, delivery 0.008·1403/20 =
+/// 0.5612, send 0.008·2820/20 = 1.128 Mbit/s; the step begins), the second at 32 ms (delay 12,
+/// delivery 0.008·2820/32 = 0.705, send 0.008·1417/32 = 0.35425): 32 − 20 > 10 ends the step
+/// with the EWMAs 1.5 ms, 0.579175 and 1.03128125 Mbit/s and the window 10; `/2` gives 5.
 #[test]
 fn the_step_feeds_the_reference_state() {
     let mut s = Indigo::new(constant_policy(0));
@@ -106,7 +108,10 @@ fn the_step_feeds_the_reference_state() {
     assert_eq!(s.steps, 0);
     s.on_ack(&ack(1, 32, 0));
     assert_eq!(s.steps, 1);
-    assert_eq!(s.last_state, [1.5, 0.61875, 1.096875, 10.0]);
+    assert_eq!(s.sent_bytes, 1403 + 1417);
+    assert_eq!(ref_datagram_bytes(7, 3, 1403, 2, 1403), 1436); // every field set
+    let want = [1.5, 0.579175, 1.03128125, 10.0];
+    assert!(s.last_state.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12), "{:?}", s.last_state);
     assert_eq!((s.cwnd, s.prev_action), (5.0, 0));
     assert!(s.ewma.is_none());
     assert_eq!(s.control().cwnd_bytes, Some(5 * 1500));

@@ -14,15 +14,30 @@
 //! `NUM_TICKS` 8, arrivals counted in 1400-byte units, empty ticks not scored while the sender
 //! announced it would be silent), `process.cc` (evolve / observe), `processforecaster.cc` (the
 //! per-rate-bin forecast tables, precomputed once), `src/network/sproutconn.cc`
-//! (`TARGET_DELAY_TICKS` 5; queue estimate = bytes sent − bytes the receiver reports received or
-//! lost, reduced each elapsed tick by 1440 × the forecast count of that tick — the cumulative
-//! count, as the code does) and `src/examples/sproutbt2.cc` (a heartbeat every 50 ms when the
-//! window is closed, the last packet of a burst announcing 50 ms of silence).
+//! (`TARGET_DELAY_TICKS` 5; queue estimate = the next sequence number − the receiver's count of
+//! bytes received or lost, plus the payload of each packet sent since, reduced each elapsed tick
+//! by the unit × the forecast count of that tick — the cumulative count, as the code does),
+//! `src/network/network.cc` (sequence numbers advance by payload + 50 bytes; `SendQueue::add`:
+//! each packet lets the receiver write off what was sent over `REORDER_LIMIT` = 10 ms before it,
+//! at most 65535 bytes back) and `src/examples/sproutbt2.cc` (a heartbeat every 50 ms when the
+//! window is closed, the last packet of a burst announcing 50 ms of silence). Pantheon builds it
+//! with its `src/wrappers/patches/sprout.patch`: 1400-byte data and a 1400-byte forecast unit in
+//! the sender (alfalfa: 1440), so a full packet carries 1402 bytes of payload (the data behind a
+//! 2-byte forecast length); that is the version CoCo-Beholder's thesis measured, and this one.
 //!
 //! Here the receiver's half (`DgramReceiverCc`) runs the model and reports every tick:
 //! `[packets received or lost (highest sequence + 1), forecast counts for 1..8 ticks]`; the
 //! sender's half turns the latest report into a byte budget exposed as a window (in flight +
-//! budget). Differences: every packet is taken to announce 50 ms of silence (the transport does
+//! budget). Each datagram stands for one full reference packet: it counts 1402 bytes in the
+//! sender's budget and 1402/1400 units at the receiver, whatever the transport's datagram size,
+//! and the report's "received or lost" count is turned into the reference's queue estimate
+//! (`ref_queue_estimate`: sequence bytes, throwaway point, lengths) by the sender, which knows
+//! each packet's send time. Differences: the forecast reaches the sender in the transport's
+//! feedback on a fixed 20 ms grid, where the reference's receiver is itself a `sproutbt2` sending
+//! data back and attaches its forecast to the first packet of its own next burst once its tick
+//! has changed (so when forecasts arrive, and how much of the sender's last burst they count,
+//! depends on the phase of the two ends' bursts); the forecast's own bytes are not in the data
+//! packets. Every packet is taken to announce 50 ms of silence (the transport does
 //! not carry the reference's per-packet `time_to_next`), so empty ticks within 50 ms of an
 //! arrival are not scored; packets are whole datagrams (the reference sends a partial last packet
 //! to use the budget exactly, and 0-byte heartbeats — here a positive budget lets one whole packet
@@ -41,7 +56,19 @@ const TICK_NS: u64 = 20_000_000;
 const MAX_PER_TICK: usize = 30;
 const NUM_TICKS: usize = 8;
 const UNIT_BYTES: f64 = 1400.0; // receiver's counting unit
-const SENDER_UNIT: f64 = 1440.0; // sender's bytes per forecast unit
+/// Sender's bytes per forecast unit: alfalfa has 1440; Pantheon's `sprout.patch` makes it 1400
+/// (with 1400-byte data) and that is what Pantheon and CoCo-Beholder ran.
+const SENDER_UNIT: f64 = 1400.0;
+/// What one full packet of the reference counts, in `SproutConnection`'s bytes: 1400 bytes of
+/// data behind the 2-byte forecast length. Each datagram here stands for one such packet, in the
+/// sender's budget and in the receiver's count, whatever the transport's datagram size.
+const REF_PAYLOAD: f64 = 1402.0;
+/// The reference's sequence numbers advance by the payload plus 50 per packet (`network.cc`).
+const REF_SEQ_STEP: u64 = 1452;
+/// A packet tells the receiver to count everything sent more than 10 ms before it
+/// (`REORDER_LIMIT`) as received or lost, at most 65535 sequence bytes back.
+const REORDER_LIMIT_MS: u64 = 10;
+const THROWAWAY_CAP: u64 = 65535;
 const FALLBACK_NS: u64 = 50_000_000;
 
 fn bin_width() -> f64 {
@@ -220,13 +247,13 @@ impl SproutRx {
 }
 
 impl DgramReceiverCc for SproutRx {
-    fn on_packet(&mut self, now: u64, seq: u64, bytes: u32, _sent_ns: u64) {
+    fn on_packet(&mut self, now: u64, seq: u64, _bytes: u32, _sent_ns: u64) {
         if self.time.is_none() {
             self.time = Some(now);
             self.last_report = now;
         }
         self.advance_to(now);
-        self.count += bytes as f64 / UNIT_BYTES;
+        self.count += REF_PAYLOAD / UNIT_BYTES;
         self.score_time = self.score_time.max(self.time.unwrap() + FALLBACK_NS);
         self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
     }
@@ -253,9 +280,10 @@ pub struct Sprout {
     remote_time: u64,
     cur_tick: usize,
     queue_est: f64,
-    sent_total: f64,
-    /// (seq, bytes sent up to and including seq), trimmed as reports arrive.
-    cum: std::collections::VecDeque<(u64, f64)>,
+    /// Packets sent (the next sequence number).
+    next_seq: u64,
+    /// (seq, send time in whole ms) of recent packets, trimmed as reports arrive.
+    sends: std::collections::VecDeque<(u64, u64)>,
     inflight: u64,
     last_send: u64,
     heartbeat: bool,
@@ -263,11 +291,47 @@ pub struct Sprout {
 }
 
 impl Sprout {
+    fn new(target_ticks: usize) -> Sprout {
+        Sprout {
+            target_ticks,
+            counts: forecast(&vec![1.0 / BINS as f64; BINS]),
+            remote_time: 0,
+            cur_tick: 0,
+            queue_est: 0.0,
+            next_seq: 0,
+            sends: Default::default(),
+            inflight: 0,
+            last_send: 0,
+            heartbeat: true,
+            pkt: 1440,
+        }
+    }
     fn budget(&self) -> f64 {
         let last = self.counts.len() - 1;
         let hi = (self.cur_tick + self.target_ticks).min(last);
         let fc = SENDER_UNIT * (self.counts[hi] - self.counts[self.cur_tick]);
         (fc - self.queue_est).max(0.0)
+    }
+    /// The reference's queue estimate when a report says packets below `got` arrived: its
+    /// next sequence number minus the receiver's `received_or_lost_count`, i.e. the throwaway
+    /// point of the highest packet (what was sent over 10 ms before it, at most 65535 bytes back)
+    /// plus the lengths of the packets from there on. Sequence bytes run 50 ahead of lengths per
+    /// packet, so even a fully received burst leaves up to 2495 bytes in the estimate.
+    fn ref_queue_estimate(&mut self, got: u64) -> f64 {
+        let sent = (self.next_seq * REF_SEQ_STEP) as f64;
+        let Some(h) = got.checked_sub(1) else { return sent };
+        while self.sends.front().is_some_and(|c| c.0 + 64 < h) {
+            self.sends.pop_front();
+        }
+        let h_ms = self.sends.iter().find(|c| c.0 == h).map(|c| c.1);
+        let oldest = match h_ms {
+            Some(t) => self.sends.iter().find(|c| c.0 <= h && c.1 + REORDER_LIMIT_MS >= t).map_or(h, |c| c.0),
+            None => 0,
+        };
+        let tw = ((h - oldest) * REF_SEQ_STEP).min(THROWAWAY_CAP);
+        let tb = h * REF_SEQ_STEP - tw.min(h * REF_SEQ_STEP);
+        let counted = h + 1 - tb.div_ceil(REF_SEQ_STEP);
+        (sent - tb as f64 - REF_PAYLOAD * counted as f64).max(0.0)
     }
     fn advance(&mut self, now: u64) {
         let t = (((now - self.remote_time) / TICK_NS) as usize).min(self.counts.len() - 1);
@@ -292,9 +356,9 @@ impl DgramCc for Sprout {
     }
     fn on_send(&mut self, now: u64, seq: u64, bytes: u32, inflight: u64) {
         self.pkt = bytes as u64;
-        self.sent_total += bytes as f64;
-        self.cum.push_back((seq, self.sent_total));
-        self.queue_est += bytes as f64;
+        self.next_seq = self.next_seq.max(seq + 1);
+        self.sends.push_back((seq, now / 1_000_000));
+        self.queue_est += REF_PAYLOAD;
         self.inflight = inflight;
         self.last_send = now;
         self.heartbeat = false;
@@ -311,14 +375,10 @@ impl DgramCc for Sprout {
             return;
         }
         let got = values[0] as u64; // packets received or lost: seq < got
-        while self.cum.front().is_some_and(|c| c.0 + 1 < got) {
-            self.cum.pop_front();
-        }
-        let acc = if got == 0 { 0.0 } else { self.cum.front().filter(|c| c.0 + 1 == got).map_or(self.sent_total, |c| c.1) };
         self.counts = values[1..=NUM_TICKS].to_vec();
         self.remote_time = now;
         self.cur_tick = 0;
-        self.queue_est = (self.sent_total - acc).max(0.0);
+        self.queue_est = self.ref_queue_estimate(got);
         self.advance(now);
     }
     fn next_timer_ns(&self) -> Option<u64> {
@@ -359,26 +419,13 @@ static PARAMS: &[ParamInfo] = &[ParamInfo {
 
 fn make(p: &Params, _seed: u64) -> Result<Box<dyn DgramCc>, String> {
     let target_ticks = p.int("target-ticks", 5, 1, NUM_TICKS as i64 - 1)? as usize;
-    let prior = forecast(&vec![1.0 / BINS as f64; BINS]);
-    Ok(Box::new(Sprout {
-        target_ticks,
-        counts: prior,
-        remote_time: 0,
-        cur_tick: 0,
-        queue_est: 0.0,
-        sent_total: 0.0,
-        cum: Default::default(),
-        inflight: 0,
-        last_send: 0,
-        heartbeat: true,
-        pkt: 1440,
-    }))
+    Ok(Box::new(Sprout::new(target_ticks)))
 }
 
 pub static SCHEMES: &[SchemeInfo] = &[SchemeInfo {
     name: "sprout",
     description: "Sprout: receiver forecasts the varying link's deliveries (Bayesian, Poisson) every 20 ms; sender sends what drains within 100 ms at 95 % confidence",
-    source: "Winstein et al., NSDI 2013 §3; github.com/keithw/alfalfa src/sprout/*, src/network/sproutconn.cc, src/examples/sproutbt2.cc",
+    source: "Winstein et al., NSDI 2013 §3; github.com/keithw/alfalfa src/sprout/*, src/network/sproutconn.cc, src/network/network.cc, src/examples/sproutbt2.cc, with Pantheon's src/wrappers/patches/sprout.patch",
     params: PARAMS,
     make,
 }];
@@ -413,6 +460,50 @@ mod tests {
         for w in fast[1..].windows(2) {
             assert!(w[1] >= w[0]);
         }
+    }
+
+    /// The sender keeps the books of Pantheon's build: a 1400-byte forecast unit, 1402 bytes per
+    /// packet sent, and the reference's queue estimate after a report — sequence bytes (payload
+    /// + 50) minus the receiver's count (throwaway point + lengths after it), so a fully received
+    /// 80-packet burst still leaves 2495 bytes and a third-received one 80 × 1452 − 30 × 1402.
+    #[test]
+    fn keeps_the_references_books() {
+        let counts = [13.0, 30.0, 47.0, 64.0, 82.0, 100.0, 118.0, 135.0];
+        let report = |got: f64| [&[got][..], &counts[..]].concat();
+        let t0 = 1_000 * 1_000_000;
+        let burst = || {
+            let mut s = Sprout::new(5);
+            s.on_start(t0);
+            for seq in 0..80 {
+                s.on_send(t0 + seq * 20_000, seq, 1472, (seq + 1) * 1472);
+            }
+            s
+        };
+        let mut s = burst();
+        assert_eq!(s.queue_est, 80.0 * 1402.0);
+        s.on_feedback(t0 + 15_000_000, &report(80.0));
+        assert_eq!(s.queue_est, 2495.0);
+        assert_eq!(s.budget(), 1400.0 * (100.0 - 13.0) - 2495.0);
+        let mut s = burst();
+        s.on_feedback(t0 + 15_000_000, &report(30.0));
+        assert_eq!(s.queue_est, 80.0 * 1452.0 - 30.0 * 1402.0);
+        // a packet written off after 10 ms: the burst's second half, 12 ms later
+        let mut s = burst();
+        for seq in 80..100 {
+            s.on_send(t0 + 12_000_000 + seq * 20_000, seq, 1472, 0);
+        }
+        s.on_feedback(t0 + 20_000_000, &report(90.0));
+        // throwaway point = packet 80 (the oldest sent within 10 ms of packet 89)
+        assert_eq!(s.queue_est, 100.0 * 1452.0 - 80.0 * 1452.0 - 10.0 * 1402.0);
+        // a full budget lets out one datagram per 1402 bytes, whatever their size
+        let mut s = burst();
+        s.on_feedback(t0 + 15_000_000, &report(80.0));
+        let mut n = 0;
+        while s.control().cwnd_bytes.unwrap() >= s.inflight + 1472 {
+            s.on_send(t0 + 16_000_000, 80 + n, 1472, s.inflight + 1472);
+            n += 1;
+        }
+        assert_eq!(n, ((1400.0 * 87.0 - 2495.0) / 1402.0f64).ceil() as u64);
     }
 
     /// On a 20 ms link whose rate jumps every half second between 2 and 10 Mbit/s, Sprout keeps
