@@ -15,7 +15,8 @@
 //! `on_loss` for each packet that acknowledgement shows lost (packet threshold), then
 //! `on_feedback` with the receiver half's values (if it sent any); per timer `on_loss` for
 //! each packet past the loss timeout, then `on_timer` if the algorithm's timer is due. The
-//! transport reads `control()` before every send.
+//! transport reads `control()` before every send, and holds a packet until `send_at_ns()` if
+//! the algorithm keeps its own send schedule (tao).
 //!
 //! Loss detection follows QUIC's (RFC 9002 §6.1): a packet is lost once a packet sent
 //! [`SenderConfig::reorder`] (3, kPacketThreshold) or more later is acknowledged, or when it
@@ -191,7 +192,11 @@ impl Sender {
         }
         let c = self.cc.control();
         let rate = c.rate_bps.filter(|r| *r > 0.0 && r.is_finite());
-        if !self.window_allows(c.cwnd_bytes, rate) || (rate.is_some() && now_ns < self.next_send_ns) {
+        let paced = |t: u64| now_ns < t;
+        if !self.window_allows(c.cwnd_bytes, rate)
+            || (rate.is_some() && paced(self.next_send_ns))
+            || self.cc.send_at_ns().is_some_and(paced)
+        {
             return None;
         }
         let bytes = self.cfg.packet_bytes;
@@ -346,8 +351,13 @@ impl Sender {
         if self.active {
             let c = self.cc.control();
             let rate = c.rate_bps.filter(|r| *r > 0.0 && r.is_finite());
-            if rate.is_some() && self.window_allows(c.cwnd_bytes, rate) {
-                at(self.next_send_ns);
+            if self.window_allows(c.cwnd_bytes, rate) {
+                if rate.is_some() {
+                    at(self.next_send_ns);
+                }
+                if let Some(s) = self.cc.send_at_ns() {
+                    at(s);
+                }
             }
         }
         t

@@ -98,6 +98,12 @@ pub trait DgramCc: Send {
     fn on_timer(&mut self, _now_ns: u64) {}
     /// The current rate and/or window.
     fn control(&self) -> Control;
+    /// The earliest sender time the next packet may leave, for a scheme that keeps its own
+    /// send schedule (tao: genericCC spaces each packet by the intersend time in force when it
+    /// leaves); `None`, the default, leaves the spacing to `control().rate_bps`.
+    fn send_at_ns(&self) -> Option<u64> {
+        None
+    }
     /// How this scheme's receiver acknowledges.
     fn ack_policy(&self) -> AckPolicy {
         AckPolicy::default()
