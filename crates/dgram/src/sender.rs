@@ -32,7 +32,7 @@
 //! Pacing: packet k+1 may leave `size·8/rate` after packet k; a sender behind its schedule may
 //! catch up by at most [`PACING_CREDIT_NS`] of sending time. A real process falls behind when
 //! its timer wakes late; in the simulator timers fire on time, but a scheme that both paces
-//! and sets a window (SCReAM, RemyCC) falls behind while the window is full, and the packets an
+//! and sets a window (SCReAM) falls behind while the window is full, and the packets an
 //! acknowledgement then releases may leave up to that much sending time back to back. With a
 //! window, at most `cwnd` bytes are in flight (one packet is always allowed when none is).
 
