@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::output::{Col, Table, NULL_I64};
+use super::events::SEQ_MAX;
 
 const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000_000_000;
@@ -167,11 +168,11 @@ fn event_sequence_renumbering_keeps_the_run_unchanged() {
     let plain = Sim::new(&e).unwrap().finish();
     let mut sim = Sim::new(&e).unwrap();
     // Renumber the initial entries right away, then leave 1000 numbers before the next.
-    sim.seq = SEQ_MAX;
-    sim.renumber();
-    sim.seq = SEQ_MAX - 1000;
+    sim.events.seq = SEQ_MAX;
+    sim.events.renumber();
+    sim.events.seq = SEQ_MAX - 1000;
     sim.run_until(SEC);
-    assert!(sim.seq < SEQ_MAX - 1000, "renumbered during the run");
+    assert!(sim.events.seq < SEQ_MAX - 1000, "renumbered during the run");
     let wrapped = sim.finish();
     assert_eq!(plain.stats.events, wrapped.stats.events);
     for t in &plain.tables {
