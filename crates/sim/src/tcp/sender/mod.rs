@@ -563,7 +563,7 @@ impl TcpSender {
         netmodel::prefetch(&self.sk, std::mem::size_of::<Sock>().min(256));
         netmodel::prefetch(&self.srtt8, 16);
         netmodel::prefetch(&self.rate_delivered, 16);
-        netmodel::prefetch(&*self.cc, 128);
+        netmodel::prefetch(&*self.cc, std::mem::size_of_val(&*self.cc).min(384));
     }
 
     pub fn cc_sample(&self, out: &mut Vec<(&'static str, f64)>) {
