@@ -244,7 +244,7 @@ impl Sim {
             arrivals: exp.flows.iter().map(|f| f.arrivals.as_ref().map(|a| Arrivals::new(a, exp.seed, f.id))).collect(),
             conn_log: Vec::new(),
             pkts: Slab { items: Vec::new(), free: Vec::new() },
-            events: Events::default(),
+            events: Events::for_targets(n_links + 2 * n_flows),
             sched: vec![u64::MAX; n_links + 2 * n_flows],
             rec: Recorder::new(n_flows, exp.sample_interval_ns, exp.hist_bucket_ns, exp.record_packets),
             stats: RunStats::default(),

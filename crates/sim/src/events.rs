@@ -1,19 +1,29 @@
-//! The simulator's pending events: a binary heap of packed `u128` entries.
+//! The simulator's pending events: a radix heap of packed `u128` entries.
 //!
 //! An entry is `(time, seq, kind, index)` packed into one `u128` so that ordering is a single
 //! integer compare: time in the high 64 bits, then the insertion sequence number (32 bits),
 //! the kind (4 bits) and the target index (28 bits). `seq` is unique among pending entries, so
-//! the pop order is (time, seq) exactly — ties in insertion order — whatever the heap's shape;
-//! when `seq` would overflow its 32 bits the pending entries are renumbered in order
-//! ([`Events::renumber`]), which keeps that order.
+//! entries never tie and the pop order is (time, seq) exactly — ties in time in insertion
+//! order — whatever the structure; when `seq` would overflow its 32 bits the pending entries
+//! are renumbered in order ([`Events::renumber`]), which keeps that order.
 //!
-//! With a thousand flows about 3300 entries are pending (52 KB, within the L2 cache). A 4-ary
-//! heap (half the levels per pop; LaMarca and Ladner, J. Exp. Algorithmics 1, 1996) was
-//! measured against this one at 1000 flows: the same cache misses, 1 % more instructions,
-//! no faster (docs/benchmarks.md), so the standard library's heap stays.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! Why a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest
+//! path problem", J. ACM 37(2), 1990, §2; the one-level form): a discrete-event loop only
+//! inserts entries at or after the last one taken, so an entry can be filed by the highest
+//! bit in which it differs from that last entry — one XOR and one leading-zero count — and
+//! only the lowest non-empty bucket is ever sorted out, by re-filing its entries against its
+//! least. With a thousand flows ~3300 wake-ups are pending, most of them timers far ahead of
+//! the links' next arrivals; a binary heap sifted every new arrival past them (~12 levels per
+//! pop, ~8 per push: ~900 instructions per bottleneck packet, docs/benchmarks.md).
+//!
+//! An entry inserted below the last one taken (only possible between two `run_until` calls,
+//! when the loop peeked at an event it did not run) re-files everything once against it.
+//!
+//! With few pending entries a binary heap is cheaper (a few levels; the radix heap's
+//! re-filing costs 10 % more loop time with one flow), so the loop picks by the number of
+//! event targets ([`Events::for_targets`]): the radix heap from [`RADIX_FROM`] (≈ 170
+//! flows of a dumbbell; the two break even near 100 flows, ~740 entries pending). Both give
+//! the same order.
 
 /// What an event does; its index names a link, a connection or a flow.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -68,17 +78,146 @@ fn unpack(e: u128) -> (u64, Kind, u32) {
     ((e >> 64) as u64, Kind::from_bits(((lo >> KIND_SHIFT) & 15) as u8), (lo & EV_IDX_MASK) as u32)
 }
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Event targets (links + 2 × connections) from which the radix heap is used.
+pub(super) const RADIX_FROM: usize = 1024;
+
+/// Bucket 0 holds the entry equal to `last` (at most one: entries are unique); bucket
+/// `b` ≥ 1 the entries whose highest bit differing from `last` is bit `b - 1`.
+const BUCKETS: usize = 129;
+
+#[inline]
+fn bucket(e: u128, last: u128) -> usize {
+    (128 - (e ^ last).leading_zeros()) as usize
+}
+
+/// The radix heap.
+struct Radix {
+    buckets: Vec<Vec<u128>>,
+    /// Non-empty buckets 1..=128 (bit `b - 1` for bucket `b`).
+    full: u128,
+    /// No pending entry is below it: the last entry peeked at or taken.
+    last: u128,
+    len: usize,
+}
+
+impl Radix {
+    fn new() -> Self {
+        Radix { buckets: vec![Vec::new(); BUCKETS], full: 0, last: 0, len: 0 }
+    }
+
+    #[inline]
+    fn push(&mut self, e: u128) {
+        if e < self.last {
+            self.refile(e);
+        }
+        self.file(e);
+        self.len += 1;
+    }
+
+    #[inline]
+    fn file(&mut self, e: u128) {
+        let b = bucket(e, self.last);
+        self.buckets[b].push(e);
+        if b > 0 {
+            self.full |= 1 << (b - 1);
+        }
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<u128> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.buckets[0].is_empty() {
+            self.take_lowest();
+        }
+        Some(self.buckets[0][0])
+    }
+
+    /// Take the least entry (the one `peek` returned; call that first).
+    #[inline]
+    fn pop(&mut self) {
+        if self.buckets[0].pop().is_some() {
+            self.len -= 1;
+        }
+    }
+
+    /// Make the least pending entry `last` (and so bucket 0's): re-file the lowest non-empty
+    /// bucket against its least entry; every entry of it lands in a lower bucket.
+    fn take_lowest(&mut self) {
+        let b = self.full.trailing_zeros() as usize + 1;
+        let mut v = std::mem::take(&mut self.buckets[b]);
+        self.full &= !(1 << (b - 1));
+        self.last = *v.iter().min().expect("a non-empty bucket");
+        for &e in &v {
+            self.file(e);
+        }
+        v.clear();
+        self.buckets[b] = v; // keep its allocation
+    }
+
+    /// Re-file every pending entry against `new_last`, which is below all of them.
+    #[cold]
+    fn refile(&mut self, new_last: u128) {
+        let all = self.drain_all();
+        self.last = new_last;
+        for e in all {
+            self.file(e);
+        }
+    }
+
+    fn drain_all(&mut self) -> Vec<u128> {
+        let mut all = Vec::with_capacity(self.len);
+        for b in &mut self.buckets {
+            all.append(b);
+        }
+        self.full = 0;
+        all
+    }
+
+    /// Put back `evs`, the entries `drain_all` took (renumbered, so `last` starts again).
+    fn refill(&mut self, evs: Vec<u128>) {
+        self.last = 0;
+        self.len = evs.len();
+        for e in evs {
+            self.file(e);
+        }
+    }
+}
+
+enum Queue {
+    Heap(BinaryHeap<Reverse<u128>>),
+    Radix(Radix),
+}
+
 /// Pending events, earliest (time, seq) first.
-#[derive(Default)]
 pub(super) struct Events {
-    heap: BinaryHeap<Reverse<u128>>,
+    q: Queue,
     /// The last sequence number given.
     pub(super) seq: u64,
 }
 
+impl Default for Events {
+    fn default() -> Self {
+        Self::for_targets(0)
+    }
+}
+
 impl Events {
+    /// A queue for a run with `targets` event targets: a radix heap from [`RADIX_FROM`].
+    pub(super) fn for_targets(targets: usize) -> Self {
+        let q = if targets >= RADIX_FROM { Queue::Radix(Radix::new()) } else { Queue::Heap(BinaryHeap::new()) };
+        Events { q, seq: 0 }
+    }
+
     pub(super) fn len(&self) -> usize {
-        self.heap.len()
+        match &self.q {
+            Queue::Heap(h) => h.len(),
+            Queue::Radix(r) => r.len,
+        }
     }
 
     /// Add an event at `t`; among events at the same time it comes after those added before.
@@ -88,33 +227,52 @@ impl Events {
             self.renumber();
         }
         self.seq += 1;
-        self.heap.push(Reverse(pack(t, self.seq, kind, idx)));
+        let e = pack(t, self.seq, kind, idx);
+        match &mut self.q {
+            Queue::Heap(h) => h.push(Reverse(e)),
+            Queue::Radix(r) => r.push(e),
+        }
     }
 
     /// The earliest event as (time, kind, index), without taking it.
     #[inline]
-    pub(super) fn peek(&self) -> Option<(u64, Kind, u32)> {
-        self.heap.peek().map(|&Reverse(e)| unpack(e))
+    pub(super) fn peek(&mut self) -> Option<(u64, Kind, u32)> {
+        let e = match &mut self.q {
+            Queue::Heap(h) => h.peek().map(|&Reverse(e)| e),
+            Queue::Radix(r) => r.peek(),
+        };
+        e.map(unpack)
     }
 
-    /// Take the earliest event (the one [`Events::peek`] returned).
+    /// Take the earliest event (the one [`Events::peek`] returned; call that first).
     #[inline]
     pub(super) fn pop(&mut self) {
-        self.heap.pop();
+        match &mut self.q {
+            Queue::Heap(h) => {
+                h.pop();
+            }
+            Queue::Radix(r) => r.pop(),
+        }
     }
 
     /// Give the pending entries the sequence numbers 1..=n in their current order (same
     /// (time, seq) order, so the run is unchanged) to make room for new ones.
     #[cold]
     pub(super) fn renumber(&mut self) {
-        let mut evs: Vec<u128> = std::mem::take(&mut self.heap).into_iter().map(|Reverse(e)| e).collect();
+        let mut evs: Vec<u128> = match &mut self.q {
+            Queue::Heap(h) => std::mem::take(h).into_iter().map(|Reverse(e)| e).collect(),
+            Queue::Radix(r) => r.drain_all(),
+        };
         evs.sort_unstable();
         let low = !((SEQ_MAX << SEQ_SHIFT) as u128);
         for (i, e) in evs.iter_mut().enumerate() {
             *e = (*e & low) | (((i as u64 + 1) << SEQ_SHIFT) as u128);
         }
         self.seq = evs.len() as u64;
-        self.heap = evs.into_iter().map(Reverse).collect();
+        match &mut self.q {
+            Queue::Heap(h) => *h = evs.into_iter().map(Reverse).collect(),
+            Queue::Radix(r) => r.refill(evs),
+        }
     }
 }
 
@@ -122,11 +280,21 @@ impl Events {
 mod tests {
     use super::*;
 
+    /// Both queues: the binary heap and the radix heap.
+    fn both() -> [Events; 2] {
+        [Events::for_targets(0), Events::for_targets(RADIX_FROM)]
+    }
+
     #[test]
     fn pops_in_time_then_insertion_order() {
+        for ev in both() {
+            pops_in_order(ev);
+        }
+    }
+
+    fn pops_in_order(mut ev: Events) {
         // A pseudo-random mix of times with many ties: the pops must be sorted by
         // (time, insertion order), as a stable sort of the pushes would give.
-        let mut ev = Events::default();
         let mut want = vec![];
         let mut x: u64 = 12345;
         let mut out = vec![];
@@ -163,8 +331,39 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_below_the_last_peeked_is_still_taken_first() {
+        for ev in both() {
+            below_the_last_peeked(ev);
+        }
+    }
+
+    fn below_the_last_peeked(mut ev: Events) {
+        // run_until peeks at an event past its end and leaves it; an exit scheduled before
+        // it in between must come out first.
+        ev.push(100, Kind::Link, 1);
+        ev.push(300, Kind::Link, 2);
+        assert_eq!(ev.peek(), Some((100, Kind::Link, 1)));
+        ev.pop();
+        assert_eq!(ev.peek(), Some((300, Kind::Link, 2)));
+        ev.push(200, Kind::Exit, 3);
+        ev.push(200, Kind::Exit, 4);
+        let mut got = vec![];
+        while let Some(x) = ev.peek() {
+            ev.pop();
+            got.push(x);
+        }
+        assert_eq!(got, vec![(200, Kind::Exit, 3), (200, Kind::Exit, 4), (300, Kind::Link, 2)]);
+        assert_eq!(ev.len(), 0);
+    }
+
+    #[test]
     fn renumbering_keeps_the_order() {
-        let mut ev = Events::default();
+        for ev in both() {
+            renumbering(ev);
+        }
+    }
+
+    fn renumbering(mut ev: Events) {
         for i in 0..100u32 {
             ev.push((i % 7) as u64, Kind::Sender, i);
         }
