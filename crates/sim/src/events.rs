@@ -1,4 +1,5 @@
-//! The simulator's pending events: a radix heap of packed `u128` entries.
+//! The simulator's pending events: packed `u128` entries in a binary heap, or in a radix heap
+//! for runs with many event targets.
 //!
 //! An entry is `(time, seq, kind, index)` packed into one `u128` so that ordering is a single
 //! integer compare: time in the high 64 bits, then the insertion sequence number (32 bits),
@@ -8,13 +9,14 @@
 //! are renumbered in order ([`Events::renumber`]), which keeps that order.
 //!
 //! Why a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest
-//! path problem", J. ACM 37(2), 1990, §2; the one-level form): a discrete-event loop only
+//! path problem", J. ACM 37(2), 1990; the one-level form): a discrete-event loop only
 //! inserts entries at or after the last one taken, so an entry can be filed by the highest
 //! bit in which it differs from that last entry — one XOR and one leading-zero count — and
 //! only the lowest non-empty bucket is ever sorted out, by re-filing its entries against its
 //! least. With a thousand flows ~3300 wake-ups are pending, most of them timers far ahead of
-//! the links' next arrivals; a binary heap sifted every new arrival past them (~12 levels per
-//! pop, ~8 per push: ~900 instructions per bottleneck packet, docs/benchmarks.md).
+//! the links' next arrivals; a binary heap sifted every new arrival past them (its pushes and
+//! pops took ~930 more instructions per bottleneck packet than with one flow; the radix heap
+//! saves ~620 of them, docs/benchmarks.md).
 //!
 //! An entry inserted below the last one taken (only possible between two `run_until` calls,
 //! when the loop peeked at an event it did not run) re-files everything once against it.
