@@ -68,6 +68,24 @@ impl PktMeta {
     }
 }
 
+/// Ask the CPU to bring the `bytes` from `p` on into its caches (a hint for a loop that knows
+/// which cold structure it reads next; no effect on behaviour, none on other targets).
+#[inline(always)]
+pub fn prefetch<T: ?Sized>(p: *const T, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = p as *const i8;
+        let mut off = 0;
+        while off < bytes {
+            // SAFETY: a prefetch never faults, whatever the address.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(off)) };
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, bytes);
+}
+
 /// Transmission time of `bytes` at `rate_bps`, rounded up to whole nanoseconds.
 #[inline]
 pub fn tx_time_ns(bytes: u64, rate_bps: u64) -> Nanos {

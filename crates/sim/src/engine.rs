@@ -1,10 +1,14 @@
 //! The discrete-event loop: links, hosts and recorders driven in virtual time.
 //!
-//! Events are small `Copy` entries `(time, seq, kind, index)` in a binary heap; `seq` breaks
-//! ties in insertion order, which makes a run a pure function of the experiment and seed.
-//! Every event target (link, sender, receiver) has at most one *live* wake-up: `sched[t]`
-//! holds its time and entries that no longer match are skipped (lazy deletion), so the
-//! heap never needs a decrease-key.
+//! Events are small `Copy` entries `(time, seq, kind, index)` in a binary heap (`events.rs`);
+//! `seq` breaks ties in insertion order, which makes a run a pure function of the experiment
+//! and seed. Every event target (link, sender, receiver) has at most one *live* wake-up:
+//! `sched[t]` holds its time and entries that no longer match are skipped (lazy deletion), so
+//! the heap never needs a decrease-key.
+//!
+//! Child modules hold the loop's other parts: `sampling.rs` (periodic `flows`/`queues` rows
+//! and the output tables), `capture_taps.rs` (the pcapng capture's taps), `exits.rs` (link
+//! exits under host noise), `dgram.rs` and `probe.rs` (the datagram and probe endpoints).
 //!
 //! Packets live in a slab and move through the network as 12-byte handles
 //! ([`netmodel::PktMeta`]); their TCP headers stay in the slab. In steady state nothing is
@@ -16,22 +20,24 @@
 //! per-flow queues) and are recorded under its resolved flow (for an arrival, its group's
 //! template flow); per-connection FCTs go to the `conns` table.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use netmodel::{DropReason, Link, PktMeta};
 
-use crate::capture::{Capture, CaptureConfig, Wire};
+use crate::capture::{Capture, CaptureConfig};
 use crate::cc;
 use crate::cc::external::ExternalCc;
 use crate::experiment::{Experiment, FlowConfig, UDP_SCHEME};
 use crate::noise::Noise;
-use crate::output::{Output, RunStats};
-use netmodel::records::{conns_table, ConnRow, QueueRow, Recorder, NO_RECORD};
+use crate::output::RunStats;
+use netmodel::records::{ConnRow, QueueRow, Recorder, NO_RECORD};
 use crate::tcp::{AckSeg, DataSeg, TcpConfig, TcpReceiver, TcpSender};
 use crate::workload::{AppAction, AppModel, Arrivals};
 use netmodel::scenario::Transport;
+
+#[path = "events.rs"]
+mod events;
+use events::{Events, Kind, EV_IDX_MASK};
 
 #[path = "dgram.rs"]
 mod dgram_end;
@@ -116,46 +122,6 @@ impl Slab {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Kind {
-    Link = 0,
-    Sender = 1,
-    Receiver = 2,
-    Start = 3,
-    Stop = 4,
-    Sample = 5,
-    /// The application of a connection acts (writes, pauses).
-    App = 6,
-    /// The next short flow of an arrival group (index: its template flow).
-    Arrival = 7,
-    /// A link's exit FIFO hands packets to the next node (host noise on; index: the link).
-    Exit = 8,
-}
-
-/// A heap entry packed into one `u128` so that ordering is a single integer compare: time in
-/// the high 64 bits, then the insertion sequence number (32 bits), the kind (4 bits) and the
-/// target index (28 bits). `seq` is unique among pending entries, so the order is (time, seq)
-/// exactly as with a tuple; when `seq` would overflow its 32 bits the pending entries are
-/// renumbered in order ([`Sim::renumber`]).
-type Ev = Reverse<u128>;
-const SEQ_SHIFT: u32 = 32;
-const KIND_SHIFT: u32 = 28;
-const EV_IDX_MASK: u64 = (1 << KIND_SHIFT) - 1;
-const SEQ_MAX: u64 = u32::MAX as u64;
-
-#[inline]
-fn ev_pack(t: u64, seq: u64, kind: Kind, idx: u32) -> u128 {
-    debug_assert!(seq <= SEQ_MAX && idx as u64 <= EV_IDX_MASK);
-    ((t as u128) << 64) | (seq << SEQ_SHIFT | (kind as u64) << KIND_SHIFT | idx as u64) as u128
-}
-
-/// (time, kind, index) of a packed entry.
-#[inline]
-fn ev_unpack(e: u128) -> (u64, u8, u32) {
-    let lo = e as u64;
-    ((e >> 64) as u64, ((lo >> KIND_SHIFT) & 15) as u8, (lo & EV_IDX_MASK) as u32)
-}
-
 enum Endpoint {
     Tcp { sender: TcpSender, receiver: TcpReceiver },
     /// Constant-bit-rate UDP source: datagrams of `size` IP bytes from the app model.
@@ -194,8 +160,7 @@ pub struct Sim {
     /// Short flows, in arrival order (connection `n_flows + i` is `conn_log[i]`).
     conn_log: Vec<ConnRow>,
     pkts: Slab,
-    heap: BinaryHeap<Ev>,
-    seq: u64,
+    events: Events,
     /// Live wake-up time per target: links, then (sender, receiver) per connection.
     sched: Vec<u64>,
     rec: Recorder,
@@ -213,9 +178,13 @@ pub struct Sim {
     /// Per link: connections stopped by TCP Small Queues on it, polled again when one of its
     /// transmissions completes (empty unless a flow has `tsq` on).
     tsq_waiters: Vec<Vec<u32>>,
-    /// Per link: its last `queues` row while it is quiescent and no packet was offered to it
-    /// since (`on_sample` repeats the row without touching the link).
-    quiet_rows: Vec<Option<QueueRow>>,
+    /// Connections waiting in `tsq_waiters`, all links together (0: no link needs a look).
+    tsq_waiting: usize,
+    /// Per link: whether it was quiescent at its last sample and no packet was offered to it
+    /// since; `on_sample` then repeats its last `queues` row (`quiet_rows`) without touching
+    /// the link. One byte per link, as every enqueue clears it.
+    quiet: Vec<bool>,
+    quiet_rows: Vec<QueueRow>,
 }
 
 impl Sim {
@@ -275,8 +244,7 @@ impl Sim {
             arrivals: exp.flows.iter().map(|f| f.arrivals.as_ref().map(|a| Arrivals::new(a, exp.seed, f.id))).collect(),
             conn_log: Vec::new(),
             pkts: Slab { items: Vec::new(), free: Vec::new() },
-            heap: BinaryHeap::new(),
-            seq: 0,
+            events: Events::for_targets(n_links + 2 * n_flows),
             sched: vec![u64::MAX; n_links + 2 * n_flows],
             rec: Recorder::new(n_flows, exp.sample_interval_ns, exp.hist_bucket_ns, exp.record_packets),
             stats: RunStats::default(),
@@ -284,7 +252,9 @@ impl Sim {
             cc_scratch: Vec::new(),
             drop_scratch: Vec::new(),
             tsq_waiters: vec![Vec::new(); n_links],
-            quiet_rows: vec![None; n_links],
+            tsq_waiting: 0,
+            quiet: vec![false; n_links],
+            quiet_rows: vec![QueueRow::default(); n_links],
             ext,
             capture: None,
             noise: exp.host_noise.as_ref().map(|c| Box::new(Noise::new(c, exp.seed, n_links))),
@@ -363,27 +333,10 @@ impl Sim {
         self.end
     }
 
+    #[inline]
     fn push(&mut self, t: u64, kind: Kind, idx: u32) {
-        if self.seq >= SEQ_MAX {
-            self.renumber();
-        }
-        self.seq += 1;
-        self.heap.push(Reverse(ev_pack(t, self.seq, kind, idx)));
-        self.stats.max_pending_events = self.stats.max_pending_events.max(self.heap.len() as u64);
-    }
-
-    /// Give the pending entries the sequence numbers 1..=n in their current order (same
-    /// (time, seq) order, so the run is unchanged) to make room for new ones.
-    #[cold]
-    fn renumber(&mut self) {
-        let mut evs: Vec<u128> = std::mem::take(&mut self.heap).into_iter().map(|Reverse(e)| e).collect();
-        evs.sort_unstable();
-        let low = !((SEQ_MAX << SEQ_SHIFT) as u128);
-        for (i, e) in evs.iter_mut().enumerate() {
-            *e = (*e & low) | (((i as u64 + 1) << SEQ_SHIFT) as u128);
-        }
-        self.seq = evs.len() as u64;
-        self.heap = evs.into_iter().map(Reverse).collect();
+        self.events.push(t, kind, idx);
+        self.stats.max_pending_events = self.stats.max_pending_events.max(self.events.len() as u64);
     }
 
     fn target(&self, kind: Kind, idx: u32) -> usize {
@@ -413,24 +366,12 @@ impl Sim {
     /// Run every event with time ≤ `until` (clamped to the experiment's end).
     pub fn run_until(&mut self, until: u64) {
         let until = until.min(self.end);
-        while let Some(&Reverse(e)) = self.heap.peek() {
-            let (t, kind, idx) = ev_unpack(e);
+        while let Some((t, kind, idx)) = self.events.peek() {
             if t > until {
                 break;
             }
-            self.heap.pop();
+            self.events.pop();
             self.now = t;
-            let kind = match kind {
-                0 => Kind::Link,
-                1 => Kind::Sender,
-                2 => Kind::Receiver,
-                3 => Kind::Start,
-                4 => Kind::Stop,
-                5 => Kind::Sample,
-                6 => Kind::App,
-                7 => Kind::Arrival,
-                _ => Kind::Exit,
-            };
             match kind {
                 Kind::Link | Kind::Sender | Kind::Receiver => {
                     let tg = self.target(kind, idx);
@@ -466,10 +407,11 @@ impl Sim {
 
     fn on_link(&mut self, l: u32) {
         let now = self.now;
-        if !self.tsq_waiters[l as usize].is_empty() {
+        if self.tsq_waiting > 0 && !self.tsq_waiters[l as usize].is_empty() {
             // A transmission may have completed: the throttled senders try again (each
             // registers anew if it is still over its limit).
             let waiters = std::mem::take(&mut self.tsq_waiters[l as usize]);
+            self.tsq_waiting -= waiters.len();
             self.links[l as usize].set_host_waiting(false);
             for c in waiters {
                 self.flush_sender(c);
@@ -541,7 +483,7 @@ impl Sim {
         if self.capture.is_some() {
             self.capture_enter(l, meta);
         }
-        self.quiet_rows[l as usize] = None;
+        self.quiet[l as usize] = false;
         self.links[l as usize].enqueue(self.now, meta);
         self.collect_drops(l);
         self.wake_link(l);
@@ -607,70 +549,6 @@ impl Sim {
         }
     }
 
-    /// Capture: packet `meta` is about to enter link `l` (leaving its host when at hop 0).
-    #[cold]
-    #[inline(never)]
-    fn capture_enter(&mut self, l: u32, meta: PktMeta) {
-        let Some(mut cap) = self.capture.take() else { return };
-        let slot = meta.id & IDX_MASK;
-        let hop = (meta.id & HOP_MASK) >> HOP_SHIFT;
-        let ack = meta.id & ACK_BIT != 0;
-        let p = self.pkts.items[slot as usize];
-        if !cap.knows(meta.flow) {
-            let cfg = match self.conns[meta.flow as usize].as_deref().map(|c| &c.ep) {
-                Some(Endpoint::Tcp { sender, .. }) => Some(sender.tcp_config().clone()),
-                _ => None,
-            };
-            cap.add_conn(meta.flow, p.flow, cfg.as_ref());
-        }
-        if hop == 0 {
-            cap.on_host_send(slot, meta.flow, ack);
-            let (src, dst) = cap.host_points(p.flow);
-            self.capture_write(&mut cap, if ack { dst } else { src }, slot, meta, &p);
-        }
-        if let (Some(pt), _) = cap.link_points(l) {
-            self.capture_write(&mut cap, pt, slot, meta, &p);
-        }
-        self.capture = Some(cap);
-    }
-
-    /// Capture: packet `meta` just left link `l` (reaching its host when `l` is its last).
-    #[cold]
-    #[inline(never)]
-    fn capture_exit(&mut self, l: u32, meta: PktMeta) {
-        let Some(mut cap) = self.capture.take() else { return };
-        let slot = meta.id & IDX_MASK;
-        let hop = (meta.id & HOP_MASK) >> HOP_SHIFT;
-        let ack = meta.id & ACK_BIT != 0;
-        let p = self.pkts.items[slot as usize];
-        if cap.knows(meta.flow) {
-            if let (_, Some(pt)) = cap.link_points(l) {
-                self.capture_write(&mut cap, pt, slot, meta, &p);
-            }
-            let route = &self.routes[p.flow as usize];
-            let len = if ack { route.1.len() } else { route.0.len() };
-            if hop as usize + 1 == len {
-                let (src, dst) = cap.host_points(p.flow);
-                self.capture_write(&mut cap, if ack { src } else { dst }, slot, meta, &p);
-                if ack {
-                    cap.on_ack_received(meta.flow, p.sent_ns);
-                }
-            }
-        }
-        self.capture = Some(cap);
-    }
-
-    fn capture_write(&self, cap: &mut Capture, point: u32, slot: u32, meta: PktMeta, p: &Packet) {
-        let wire = match &p.seg {
-            Seg::Data(d) => Wire::Data(d),
-            Seg::Ack(a) => Wire::Ack(a),
-            Seg::Udp | Seg::DgramData(_) => Wire::Udp,
-            Seg::DgramAck(_) | Seg::Probe { echo: true, .. } => Wire::UdpReply,
-            Seg::Probe { .. } => Wire::Udp,
-        };
-        cap.record(point, self.now, slot, meta.flow, wire, p.size, p.sent_ns, meta.ecn);
-    }
-
     fn sender_of(&mut self, c: u32) -> Option<&mut TcpSender> {
         match self.conns[c as usize].as_deref_mut().map(|c| &mut c.ep) {
             Some(Endpoint::Tcp { sender, .. }) => Some(sender),
@@ -718,6 +596,7 @@ impl Sim {
             let w = &mut self.tsq_waiters[first as usize];
             if !w.contains(&c) {
                 w.push(c);
+                self.tsq_waiting += 1;
             }
             self.links[first as usize].set_host_waiting(true);
             self.wake_link(first);
@@ -891,113 +770,6 @@ impl Sim {
         let tg = self.target(Kind::Sender, f);
         self.sched[tg] = u64::MAX;
     }
-
-    fn on_sample(&mut self) {
-        let now = self.now;
-        for f in 0..self.cfgs.len() {
-            let Some(conn) = self.conns[f].as_deref() else { continue };
-            if let Endpoint::Dgram(_) = conn.ep {
-                self.dgram_sample(f as u32);
-                continue;
-            }
-            let (true, Endpoint::Tcp { sender, .. }) = (conn.active, &conn.ep) else { continue };
-            let s = sender.sample(now);
-            self.cc_scratch.clear();
-            sender.cc_sample(&mut self.cc_scratch);
-            self.rec.flows.push(now, f as u32, &s.row(), &self.cc_scratch);
-        }
-        for l in 0..self.links.len() {
-            // A link quiescent at its last sample and not offered a packet since has the same
-            // row: no need to bring it up to now (thousands of idle access links).
-            if let Some(r) = self.quiet_rows[l] {
-                self.rec.queues.push_row(now, l as u32, &r);
-                continue;
-            }
-            // Serialisations that ended by now may have dequeued (and, for AQMs, dropped).
-            self.links[l].sync(now);
-            self.collect_drops(l as u32);
-            let r = QueueRow::of(&self.links[l]);
-            self.rec.queues.push_row(now, l as u32, &r);
-            if self.links[l].quiescent() {
-                self.quiet_rows[l] = Some(r);
-            }
-        }
-        let next = now + self.sample_ns;
-        if next <= self.end {
-            self.push(next, Kind::Sample, 0);
-        }
-    }
-
-    /// Run to the end (if not done yet) and build the output tables.
-    pub fn finish(mut self) -> Output {
-        self.run_until(self.end);
-        let mut stats = std::mem::take(&mut self.stats);
-        stats.sim_time_ns = self.end;
-        stats.bottleneck_packets =
-            self.bottlenecks.iter().map(|&b| self.links[b as usize].stats.tx_pkts).sum();
-        stats.data_in_flight_at_end = self.data_in_net;
-        let end = self.end;
-        stats.delay_switches = self
-            .links
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, l)| {
-                let steps = l.delay_steps(end);
-                (!steps.is_empty()).then_some(crate::output::DelaySwitches { link: i as u32, steps })
-            })
-            .collect();
-        stats.random_losses = self.links.iter().map(|l| l.stats.lost_pkts).collect();
-        debug_assert!(self.pkts.live() as u64 >= self.data_in_net);
-        let n = self.cfgs.len();
-        // Short flows still open at the end.
-        for i in 0..self.conn_log.len() {
-            if let Some(Endpoint::Tcp { sender, .. }) = self.conns[n + i].as_deref().map(|c| &c.ep) {
-                let s = sender.sample(end);
-                self.conn_log[i].acked = s.bytes_acked;
-                self.conn_log[i].retrans = s.retrans;
-            }
-        }
-        let start: Vec<u64> = self.cfgs.iter().map(|f| f.start_ns).collect();
-        let mut completed = vec![None; n];
-        let mut app = vec![0u64; n];
-        for f in 0..n {
-            match self.conns[f].as_deref().map(|c| &c.ep) {
-                Some(Endpoint::Tcp { sender, .. }) => {
-                    completed[f] = sender.completed_at();
-                    app[f] = sender.sample(end).bytes_acked;
-                }
-                Some(Endpoint::Udp { delivered_payload, .. }) => app[f] = *delivered_payload,
-                Some(Endpoint::Dgram(d)) => app[f] = d.delivered_bytes(),
-                Some(Endpoint::Probe(_)) | None => {}
-            }
-        }
-        for l in &self.conn_log {
-            app[l.flow as usize] += l.acked;
-        }
-        if let Some(cap) = self.capture.take() {
-            stats.capture = Some(cap.finish());
-        }
-        let late = self.rec.late_fates();
-        let probes = self.probes_table();
-        let mut tables = self.rec.finish(&start, &completed, &app);
-        if self.cfgs.iter().any(|f| f.arrivals.is_some()) {
-            tables.push(conns_table(&self.conn_log));
-        }
-        tables.extend(probes);
-        Output { tables, stats, late }
-    }
-
-    /// Hand over the `packets`, `flows` and `queues` rows recorded so far, in chunks of at
-    /// least `min_rows` rows (`netmodel::records::Recorder::drain`), so that a long run holds
-    /// a bounded number of them; `finish` then returns the rest.
-    pub fn drain_records(&mut self, min_rows: usize) -> Vec<crate::output::Table> {
-        self.rec.drain(min_rows)
-    }
-
-    /// Rows of `packets`, `flows` and `queues` held now.
-    pub fn held_rows(&self) -> [(&'static str, usize); 3] {
-        self.rec.held_rows()
-    }
 }
 
 #[path = "probe.rs"]
@@ -1017,3 +789,9 @@ mod noise_tests;
 
 #[path = "exits.rs"]
 mod exits;
+
+#[path = "capture_taps.rs"]
+mod capture_taps;
+
+#[path = "sampling.rs"]
+mod sampling;

@@ -1,9 +1,9 @@
 //! Event-loop tests of host noise on in-order link exits (`Sim::exit_in_order`): one wake-up
 //! per packet and hop gives the tables of one event at the arrival and one at the hand-over;
-//! and of the queue rows repeated for quiescent links (`Sim::quiet_rows`).
+//! and of the queue rows repeated for quiescent links (`Sim::quiet`, `Sim::quiet_rows`).
 
 use super::*;
-use crate::output::Col;
+use crate::output::{Col, Output};
 
 const SEC: u64 = 1_000_000_000;
 
@@ -88,7 +88,7 @@ fn stepping_a_noisy_run_changes_nothing() {
     }
 }
 
-/// `on_sample` repeats the last row of a link that stayed quiescent (`quiet_rows`) instead of
+/// `on_sample` repeats the last row of a link that stayed quiescent (`quiet`, `quiet_rows`) instead of
 /// reading it: every row must still be what the link reads at that instant. An on/off flow
 /// leaves its links idle for seconds and then busy again.
 #[test]
@@ -102,7 +102,7 @@ fn repeated_queue_rows_are_what_the_links_read() {
     let mut k = 0;
     while !sim.finished() {
         sim.run_until(k * step);
-        repeated += sim.quiet_rows.iter().filter(|r| r.is_some()).count();
+        repeated += sim.quiet.iter().filter(|&&q| q).count();
         let chunk = sim.drain_records(1);
         let q = chunk.iter().find(|t| t.name == "queues").expect("a row per link");
         let Some(Col::U64(tx)) = q.get("tx_bytes") else { panic!() };

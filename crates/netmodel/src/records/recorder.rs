@@ -63,6 +63,13 @@ pub struct FlowRow {
     pub delivery_rate_bps: f64,
 }
 
+/// Whether two `cc_<name>` names are the same: one literal gives the same address, so compare
+/// addresses before bytes (a thousand flows x seven values per sample).
+#[inline]
+fn same_name(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
 /// The `flows` table: sender samples plus `cc_<name>` columns of the algorithm's own values
 /// (NaN in rows that lack one), in order of first appearance.
 #[derive(Default)]
@@ -109,11 +116,11 @@ impl FlowSamples {
         for (k, &(name, v)) in cc.iter().enumerate() {
             // Flows of one scheme give their values in one order, that of the columns: try
             // column k before searching by name.
-            if let Some(c) = self.cc.get_mut(k).filter(|c| c.0 == name) {
+            if let Some(c) = self.cc.get_mut(k).filter(|c| same_name(c.0, name)) {
                 c.1[row] = v;
                 continue;
             }
-            match self.cc.iter_mut().find(|c| c.0 == name) {
+            match self.cc.iter_mut().find(|c| same_name(c.0, name)) {
                 Some(c) => c.1[row] = v,
                 None => {
                     let mut c = vec![f64::NAN; row + 1];

@@ -556,6 +556,16 @@ impl TcpSender {
         }
     }
 
+    /// Prefetch hints for [`Self::sample`] and [`Self::cc_sample`] (a scan over many flows):
+    /// the socket's counters and the congestion control's state.
+    #[inline(always)]
+    pub fn prefetch_sample(&self) {
+        netmodel::prefetch(&self.sk, std::mem::size_of::<Sock>().min(256));
+        netmodel::prefetch(&self.srtt8, 16);
+        netmodel::prefetch(&self.rate_delivered, 16);
+        netmodel::prefetch(&*self.cc, std::mem::size_of_val(&*self.cc).min(384));
+    }
+
     pub fn cc_sample(&self, out: &mut Vec<(&'static str, f64)>) {
         self.cc.sample(out);
     }
