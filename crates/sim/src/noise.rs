@@ -63,7 +63,11 @@ impl NoiseConfig {
 
 /// Inverse-CDF sampling from a `(p, ns)` table; beyond the last point, its value.
 pub fn sample(table: &[(f64, u64)], rng: &mut Rng) -> u64 {
-    let u = rng.next_f64();
+    value_at(table, rng.next_f64())
+}
+
+/// The table's value at probability `u` in [0, 1).
+fn value_at(table: &[(f64, u64)], u: f64) -> u64 {
     let i = table.partition_point(|&(p, _)| p <= u);
     interpolate(table, i, u)
 }
@@ -80,13 +84,38 @@ fn interpolate(table: &[(f64, u64)], i: usize, u: f64) -> u64 {
     v0 + ((u - p0) / (p1 - p0) * (v1 - v0) as f64) as i64 as u64
 }
 
-/// [`sample`] with the binary search replaced by a lookup: `start[b]` is the first point with
-/// probability above `b / BUCKETS`, so the point for `u` is found by stepping forward from
-/// `start[floor(u · BUCKETS)]` (at most a step or two for the measured tables). The same `i`,
-/// the same arithmetic: the values are bit-for-bit those of [`sample`].
+/// [`sample`] with the binary search replaced by a lookup and the division by a multiplication,
+/// bit-for-bit the values of [`sample`].
+///
+/// The lookup: `start[b]` is the segment holding probability `b / BUCKETS`, so the one for `u`
+/// is found by stepping forward from `start[floor(u · BUCKETS)]` (at most a step or two for
+/// the measured tables).
+///
+/// The arithmetic: [`interpolate`] computes `trunc(((u - p0) / (p1 - p0)) · w)` with
+/// `w = v1 - v0`, three IEEE roundings; here `z' = (u - p0) · s` with `s = w / (p1 - p0)`
+/// rounded once per segment. Each rounding is off by at most 2⁻⁵³ relative, so `z'` and the
+/// exact path's product differ by less than `4.01 · 2⁻⁵³ · z'` (both are within two roundings of
+/// the real `(u - p0) · w / (p1 - p0)`). Their integer parts can differ only when an integer
+/// lies that close to `z'`; `z' ≤ w`, so whenever `z'` is farther than `w · 2⁻⁴⁵` from every
+/// integer the truncation is the same, and otherwise (about one draw in 2²⁷ for the measured
+/// tables) the draw takes [`interpolate`] itself.
 struct Sampler {
     table: Vec<(f64, u64)>,
+    segs: Vec<Segment>,
     start: Box<[u8; Sampler::BUCKETS]>,
+}
+
+/// `[p0, p1)` of the table (the last one `[p, ∞)`, a constant), with its slope and margin.
+#[derive(Clone, Copy)]
+struct Segment {
+    /// The segment's upper end (the next point's probability; ∞ for the last).
+    p1: f64,
+    p0: f64,
+    v0: u64,
+    /// `(v1 - v0) / (p1 - p0)`, rounded once (0 for the last).
+    slope: f64,
+    /// `z'`'s fraction must lie within `(margin, 1 - margin)` for the fast truncation.
+    margin: f64,
 }
 
 impl Sampler {
@@ -94,26 +123,50 @@ impl Sampler {
 
     fn new(table: &[(f64, u64)]) -> Self {
         assert!(!table.is_empty() && table.len() < 256, "noise tables have 1..255 points");
+        let segs = (0..table.len())
+            .map(|j| {
+                let (p0, v0) = table[j];
+                match table.get(j + 1) {
+                    Some(&(p1, v1)) => {
+                        let w = (v1 - v0) as f64;
+                        Segment { p1, p0, v0, slope: w / (p1 - p0), margin: w * (1.0 / (1u64 << 45) as f64) }
+                    }
+                    None => Segment { p1: f64::INFINITY, p0, v0, slope: 0.0, margin: -1.0 },
+                }
+            })
+            .collect();
         let mut start = Box::new([0u8; Self::BUCKETS]);
         for (b, s) in start.iter_mut().enumerate() {
             // b / BUCKETS is exact in f64, as is u · BUCKETS below (a power of two)
             let lo = b as f64 / Self::BUCKETS as f64;
-            *s = table.partition_point(|&(p, _)| p <= lo) as u8;
+            *s = (table.partition_point(|&(p, _)| p <= lo) - 1) as u8;
         }
-        Sampler { table: table.to_vec(), start }
+        Sampler { table: table.to_vec(), segs, start }
     }
 
     #[inline]
     fn sample(&self, rng: &mut Rng) -> u64 {
-        // u = Rng::next_f64(), and floor(u · 256) = its top 8 bits, without float conversions
-        let x = rng.next_u64();
+        self.at(rng.next_u64())
+    }
+
+    /// The value for the raw draw `x` (`u` = its top 53 bits as [`Rng::next_f64`] makes it).
+    #[inline(always)]
+    fn at(&self, x: u64) -> u64 {
+        // floor(u · 256) = the top 8 bits of x, without float conversions
         let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-        let t = &self.table;
-        let mut i = self.start[(x >> 56) as usize] as usize;
-        while i < t.len() && t[i].0 <= u {
-            i += 1;
+        let mut j = self.start[(x >> 56) as usize] as usize;
+        while u >= self.segs[j].p1 {
+            j += 1;
         }
-        interpolate(t, i, u)
+        let s = &self.segs[j];
+        let z = (u - s.p0) * s.slope; // ≥ 0: u ≥ p0
+        let y = z as i64;
+        let f = z - y as f64; // exact: y ≤ z < y + 1
+        if f > s.margin && 1.0 - f > s.margin {
+            s.v0 + y as u64
+        } else {
+            interpolate(&self.table, j + 1, u)
+        }
     }
 }
 
@@ -131,6 +184,12 @@ pub fn clocked_rate(cfg: &NoiseConfig, seed: u64, id: u32, rate_bps: u64) -> u64
 /// One link's exit: packets waiting for the next node's processing, in order.
 pub struct ExitFifo {
     rng: Rng,
+    /// The next raw draw of this exit, taken ahead, and its delay in the table of the last
+    /// packet (`to_host`): an exit's packets nearly always go to the same kind of node, so
+    /// a hand-over time waits only for an addition and the next delay is computed off that
+    /// path. The draws stay one per packet in exit order, and each packet's delay is its
+    /// draw's value in its own table, as without it.
+    next: (u64, u64, bool),
     /// Hand-over time of the last packet whose delay was drawn here.
     last: u64,
     pub queue: std::collections::VecDeque<(u64, netmodel::PktMeta)>,
@@ -152,24 +211,29 @@ pub struct Noise {
     router: Sampler,
     timer: Sampler,
     timer_rng: Rng,
+    /// The next timer slack, drawn ahead as [`ExitFifo::next`] is.
+    timer_next: u64,
     /// Per event target: (requested time, slackened time) of its last timer.
     memo: Vec<(u64, u64)>,
 }
 
 impl Noise {
     pub fn new(cfg: &NoiseConfig, seed: u64, n_links: usize) -> Self {
-        Noise {
-            cfg: cfg.clone(),
-            exits: (0..n_links)
-                .map(|l| ExitFifo { rng: Rng::new(seed, NOISE_STREAM ^ l as u64), last: 0, queue: Default::default(), ahead: None, in_order: false })
-                .collect(),
-            host: Sampler::new(&cfg.host_ns),
-            router: Sampler::new(&cfg.router_ns),
-            timer: Sampler::new(&cfg.timer_ns),
-            timer_rng: Rng::new(seed, TIMER_STREAM),
-            memo: Vec::new(),
-        }
+        let (host, router, timer) = (Sampler::new(&cfg.host_ns), Sampler::new(&cfg.router_ns), Sampler::new(&cfg.timer_ns));
+        let exits = (0..n_links)
+            .map(|l| {
+                let mut rng = Rng::new(seed, NOISE_STREAM ^ l as u64);
+                let x = rng.next_u64();
+                let next = (x, router.at(x), false);
+                ExitFifo { rng, next, last: 0, queue: Default::default(), ahead: None, in_order: false }
+            })
+            .collect();
+        let mut timer_rng = Rng::new(seed, TIMER_STREAM);
+        let timer_next = timer.sample(&mut timer_rng);
+        Noise { cfg: cfg.clone(), exits, host, router, timer, timer_rng, timer_next, memo: Vec::new() }
     }
+
+
 
     /// Queue `m` at link `l`'s exit at `now` for a host (`to_host`) or a router; returns
     /// `true` if the FIFO was empty (the caller schedules its wake-up at [`Noise::front`]).
@@ -184,10 +248,14 @@ impl Noise {
     /// `now` for a host (`to_host`) or a router: `max(now + delay, previous hand-over)`.
     #[inline]
     pub fn draw(&mut self, l: u32, now: u64, to_host: bool) -> u64 {
-        let s = if to_host { &self.host } else { &self.router };
         let e = &mut self.exits[l as usize];
-        let t = (now + s.sample(&mut e.rng)).max(e.last);
+        let (x, v, host) = e.next;
+        let s = if to_host { &self.host } else { &self.router };
+        let d = if host == to_host { v } else { s.at(x) };
+        let t = (now + d).max(e.last);
         e.last = t;
+        let x = e.rng.next_u64();
+        e.next = (x, s.at(x), to_host);
         t
     }
 
@@ -205,7 +273,8 @@ impl Noise {
         if req == t {
             return got;
         }
-        let s = t.saturating_add(self.timer.sample(&mut self.timer_rng));
+        let s = t.saturating_add(self.timer_next);
+        self.timer_next = self.timer.sample(&mut self.timer_rng);
         self.memo[tg] = (t, s);
         s
     }
@@ -242,6 +311,77 @@ mod tests {
             for _ in 0..200_000 {
                 assert_eq!(s.sample(&mut a), sample(t, &mut b));
             }
+        }
+    }
+
+    /// Draws whose interpolated value lies within a few units in the last place of an integer,
+    /// where a product rounded differently could truncate to another value: the fast path
+    /// must hand them to the exact arithmetic (and some of them do need it).
+    #[test]
+    fn the_lookup_sampler_is_exact_next_to_integers() {
+        let tables: [&[(f64, u64)]; 3] = [
+            &[(0.0, 1000), (0.1, 16200), (0.2, 18700), (0.5, 22200), (0.9, 38000), (0.95, 56000), (0.99, 101700)],
+            &[(0.0, 1600), (0.1, 3900), (0.8, 6300), (0.9, 10700), (0.95, 38000), (0.99, 175700)],
+            &[(0.0, 0), (0.3, 7), (0.7, 1_000_003)],
+        ];
+        let (mut probes, mut naive_wrong) = (0u64, 0u64);
+        for t in tables {
+            let s = Sampler::new(t);
+            for w in t.windows(2) {
+                let ((p0, v0), (p1, v1)) = (w[0], w[1]);
+                let n_values = v1 - v0;
+                let step = (n_values / 4000).max(1);
+                for n in (1..n_values).step_by(step as usize) {
+                    let u_star = p0 + (p1 - p0) * n as f64 / n_values as f64;
+                    let k = (u_star * (1u64 << 53) as f64) as i64;
+                    for d in -4i64..=4 {
+                        let x = ((k + d) as u64) << 11 | 0x7ff;
+                        let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+                        let want = value_at(t, u);
+                        assert_eq!(s.at(x), want, "table {t:?} at u = {u:e}");
+                        let j = t.partition_point(|&(p, _)| p <= u) - 1;
+                        let g = &s.segs[j];
+                        naive_wrong += (g.v0 + ((u - g.p0) * g.slope) as u64 != want) as u64;
+                        probes += 1;
+                    }
+                }
+            }
+        }
+        assert!(probes > 100_000, "{probes}");
+        assert!(naive_wrong > 0, "the probes never reach a value the multiplication alone gets wrong");
+    }
+
+    /// The delays drawn ahead are, packet by packet, those of one draw per packet from the
+    /// exit's stream in the packet's own table, whatever the mix of hosts and routers.
+    #[test]
+    fn delays_drawn_ahead_are_the_packets_own() {
+        let cfg = NoiseConfig {
+            model: String::new(),
+            host_ns: vec![(0.0, 1000), (0.5, 20_000), (0.9, 40_000), (0.99, 100_000)],
+            router_ns: vec![(0.0, 1600), (0.3, 4000), (0.95, 38_000), (0.99, 175_700)],
+            timer_ns: vec![(0.0, 0), (0.5, 3000), (1.0, 9000)],
+            clock_ppm: 0.0,
+        };
+        let mut n = Noise::new(&cfg, 11, 3);
+        let mut streams: Vec<Rng> = (0..3).map(|l| Rng::new(11, NOISE_STREAM ^ l)).collect();
+        let mut last = [0u64; 3];
+        let mut pick = Rng::new(5, 5);
+        for i in 0..30_000u64 {
+            let l = pick.below(3) as usize;
+            // exit 0 serves hosts only, exit 1 routers only, exit 2 both at random
+            let to_host = match l {
+                0 => true,
+                1 => false,
+                _ => pick.below(2) == 0,
+            };
+            let now = i * 700;
+            let table = if to_host { &cfg.host_ns } else { &cfg.router_ns };
+            last[l] = (now + sample(table, &mut streams[l])).max(last[l]);
+            assert_eq!(n.draw(l as u32, now, to_host), last[l], "packet {i} at exit {l}");
+        }
+        let mut timers = Rng::new(11, TIMER_STREAM);
+        for tg in 0..1000usize {
+            assert_eq!(n.slacken(tg, 5_000 * tg as u64), 5_000 * tg as u64 + sample(&cfg.timer_ns, &mut timers));
         }
     }
 
