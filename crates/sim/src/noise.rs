@@ -181,27 +181,36 @@ pub fn clocked_rate(cfg: &NoiseConfig, seed: u64, id: u32, rate_bps: u64) -> u64
     ((rate_bps as f64) * (1.0 + x)).round().max(1.0) as u64
 }
 
-/// One link's exit: packets waiting for the next node's processing, in order.
+/// One link's exit: packets waiting for the next node's processing, in order. 96 bytes,
+/// smaller than an `Option` of the drawn-ahead tuple would make it: with many links most
+/// exits are cold when a packet reaches them, and each line read is a miss.
 pub struct ExitFifo {
+    /// The exit's stream, before the draw whose value is `next`.
     rng: Rng,
-    /// The next raw draw of this exit, taken ahead, and its delay in the table of the last
-    /// packet (`to_host`): an exit's packets nearly always go to the same kind of node, so
-    /// a hand-over time waits only for an addition and the next delay is computed off that
-    /// path. The draws stay one per packet in exit order, and each packet's delay is its
-    /// draw's value in its own table, as without it.
-    next: (u64, u64, bool),
+    /// The next draw's delay in the table of the exit's last packet (`next_host`: hosts,
+    /// else routers), computed ahead: an exit's packets nearly always go to the same kind of
+    /// node, so a hand-over time waits only for an addition and the next delay is computed
+    /// off that path. The draws stay one per packet in exit order, and each packet's delay is
+    /// its draw's value in its own table, as without it.
+    next: u64,
     /// Hand-over time of the last packet whose delay was drawn here.
     last: u64,
-    pub queue: std::collections::VecDeque<(u64, netmodel::PktMeta)>,
+    queue: std::collections::VecDeque<Waiting>,
     /// On a link whose packets leave in order ([`netmodel::Link::fifo_exit`]): the hand-over
-    /// time already drawn for the packet that will leave next (its handle id; whether it goes
-    /// to a host), so that the
-    /// link's one wake-up can be at that time instead of one at the arrival and another at
-    /// the hand-over. The draws stay one per packet in exit order, as without it.
-    pub ahead: Option<(u32, u64, bool)>,
+    /// time already drawn for the packet that will leave next (its handle id; `ahead`: 0 =
+    /// none drawn, else 1 + whether it goes to a host), so that the link's one wake-up can be
+    /// at that time instead of one at the arrival and another at the hand-over. The draws
+    /// stay one per packet in exit order, as without it.
+    ahead_at: u64,
+    ahead_id: u32,
+    ahead: u8,
+    next_host: bool,
     /// Whether the link's exit uses `ahead` (set by the loop).
     pub in_order: bool,
 }
+
+/// A packet waiting at a link's exit: its hand-over time and the packet.
+pub type Waiting = (u64, netmodel::PktMeta);
 
 /// The noise state of one run.
 pub struct Noise {
@@ -211,8 +220,6 @@ pub struct Noise {
     router: Sampler,
     timer: Sampler,
     timer_rng: Rng,
-    /// The next timer slack, drawn ahead as [`ExitFifo::next`] is.
-    timer_next: u64,
     /// Per event target: (requested time, slackened time) of its last timer.
     memo: Vec<(u64, u64)>,
 }
@@ -222,26 +229,23 @@ impl Noise {
         let (host, router, timer) = (Sampler::new(&cfg.host_ns), Sampler::new(&cfg.router_ns), Sampler::new(&cfg.timer_ns));
         let exits = (0..n_links)
             .map(|l| {
-                let mut rng = Rng::new(seed, NOISE_STREAM ^ l as u64);
-                let x = rng.next_u64();
-                let next = (x, router.at(x), false);
-                ExitFifo { rng, next, last: 0, queue: Default::default(), ahead: None, in_order: false }
+                let rng = Rng::new(seed, NOISE_STREAM ^ l as u64);
+                let next = router.at(rng.clone().next_u64());
+                let queue = Default::default();
+                ExitFifo { rng, next, last: 0, queue, ahead_at: 0, ahead_id: 0, ahead: 0, next_host: false, in_order: false }
             })
             .collect();
-        let mut timer_rng = Rng::new(seed, TIMER_STREAM);
-        let timer_next = timer.sample(&mut timer_rng);
-        Noise { cfg: cfg.clone(), exits, host, router, timer, timer_rng, timer_next, memo: Vec::new() }
+        let timer_rng = Rng::new(seed, TIMER_STREAM);
+        Noise { cfg: cfg.clone(), exits, host, router, timer, timer_rng, memo: Vec::new() }
     }
-
-
 
     /// Queue `m` at link `l`'s exit at `now` for a host (`to_host`) or a router; returns
     /// `true` if the FIFO was empty (the caller schedules its wake-up at [`Noise::front`]).
     pub fn push_exit(&mut self, l: u32, now: u64, m: netmodel::PktMeta, to_host: bool) -> bool {
         let t = self.draw(l, now, to_host);
-        let e = &mut self.exits[l as usize];
-        e.queue.push_back((t, m));
-        e.queue.len() == 1
+        let q = &mut self.exits[l as usize].queue;
+        q.push_back((t, m));
+        q.len() == 1
     }
 
     /// The hand-over time at link `l`'s exit of the next packet to leave it, which leaves at
@@ -249,18 +253,66 @@ impl Noise {
     #[inline]
     pub fn draw(&mut self, l: u32, now: u64, to_host: bool) -> u64 {
         let e = &mut self.exits[l as usize];
-        let (x, v, host) = e.next;
+        let x = e.rng.next_u64();
         let s = if to_host { &self.host } else { &self.router };
-        let d = if host == to_host { v } else { s.at(x) };
+        let d = if e.next_host == to_host { e.next } else { s.at(x) };
         let t = (now + d).max(e.last);
         e.last = t;
-        let x = e.rng.next_u64();
-        e.next = (x, s.at(x), to_host);
+        e.next = s.at(e.rng.clone().next_u64());
+        e.next_host = to_host;
         t
     }
 
+    /// The hand-over time of the packet first in link `l`'s exit FIFO.
+    #[inline]
     pub fn front(&self, l: u32) -> Option<u64> {
-        self.exits[l as usize].queue.front().map(|&(t, _)| t)
+        self.queue_front(l).map(|(t, _)| t)
+    }
+
+    /// The packet first in link `l`'s exit FIFO, with its hand-over time.
+    #[inline]
+    pub fn queue_front(&self, l: u32) -> Option<Waiting> {
+        self.exits[l as usize].queue.front().copied()
+    }
+
+    /// Take the packet first in link `l`'s exit FIFO.
+    #[inline]
+    pub fn queue_pop(&mut self, l: u32) -> Option<Waiting> {
+        self.exits[l as usize].queue.pop_front()
+    }
+
+    /// Put a packet at the end of link `l`'s exit FIFO.
+    #[inline]
+    pub fn queue_push(&mut self, l: u32, w: Waiting) {
+        self.exits[l as usize].queue.push_back(w);
+    }
+
+    /// The packets in link `l`'s exit FIFO, in order.
+    pub fn queued(&self, l: u32) -> impl Iterator<Item = &Waiting> {
+        self.exits[l as usize].queue.iter()
+    }
+
+    /// The hand-over already drawn for the packet that will leave in-order link `l` next.
+    #[inline]
+    pub fn ahead(&self, l: u32) -> Option<u64> {
+        let e = &self.exits[l as usize];
+        (e.ahead != 0).then_some(e.ahead_at)
+    }
+
+    /// Take link `l`'s drawn-ahead hand-over: (packet handle id, time, whether to a host).
+    #[inline]
+    pub fn take_ahead(&mut self, l: u32) -> Option<(u32, u64, bool)> {
+        let e = &mut self.exits[l as usize];
+        let a = (e.ahead != 0).then_some((e.ahead_id, e.ahead_at, e.ahead == 2));
+        e.ahead = 0;
+        a
+    }
+
+    /// Record the hand-over `h` drawn for packet `id`, next to leave link `l`.
+    #[inline]
+    pub fn set_ahead(&mut self, l: u32, id: u32, h: u64, to_host: bool) {
+        let e = &mut self.exits[l as usize];
+        (e.ahead_id, e.ahead_at, e.ahead) = (id, h, 1 + to_host as u8);
     }
 
     /// The time timer target `tg` really fires for a requested time `t` (one draw per
@@ -273,8 +325,7 @@ impl Noise {
         if req == t {
             return got;
         }
-        let s = t.saturating_add(self.timer_next);
-        self.timer_next = self.timer.sample(&mut self.timer_rng);
+        let s = t.saturating_add(self.timer.sample(&mut self.timer_rng));
         self.memo[tg] = (t, s);
         s
     }
@@ -403,9 +454,10 @@ mod tests {
         for i in 0..1000u32 {
             n.push_exit(0, i as u64 * 1000, netmodel::PktMeta { id: i, size: 1500, flow: 0, ecn: 0 }, i % 2 == 0);
         }
-        let q = &n.exits[0].queue;
+        let q: Vec<Waiting> = n.queued(0).copied().collect();
         assert!(q.iter().zip(q.iter().skip(1)).all(|(a, b)| a.0 <= b.0 && a.1.id < b.1.id));
         assert!(q.iter().enumerate().all(|(i, &(t, _))| t >= i as u64 * 1000));
+        assert!(std::mem::size_of::<ExitFifo>() <= 96);
     }
 
     #[test]
