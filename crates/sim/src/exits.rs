@@ -36,10 +36,10 @@ impl Sim {
     pub(super) fn exit_in_order(&mut self, l: u32) {
         let now = self.now;
         loop {
-            let q = &mut self.noise.as_deref_mut().expect("noise on").exits[l as usize].queue;
-            match q.front() {
-                Some(&(t, m)) if t <= now => {
-                    q.pop_front();
+            let noise = self.noise.as_deref_mut().expect("noise on");
+            match noise.queue_front(l) {
+                Some((t, m)) if t <= now => {
+                    noise.queue_pop(l);
                     self.forward(m, true);
                     continue;
                 }
@@ -52,8 +52,8 @@ impl Sim {
             // The FIFO is empty: a packet due now is handed over at once, without queueing.
             match self.exit_arrival(l, now) {
                 Some((h, m)) if h <= now => self.forward(m, true),
-                Some((h, m)) => {
-                    self.noise.as_deref_mut().expect("noise on").exits[l as usize].queue.push_back((h, m));
+                Some(w) => {
+                    self.noise.as_deref_mut().expect("noise on").queue_push(l, w);
                     self.exits_arrived(l, now);
                     return;
                 }
@@ -64,8 +64,8 @@ impl Sim {
 
     /// Packets that reached the end of in-order link `l` by `t` join its exit FIFO.
     pub(super) fn exits_arrived(&mut self, l: u32, t: u64) {
-        while let Some((h, m)) = self.exit_arrival(l, t) {
-            self.noise.as_deref_mut().expect("noise on").exits[l as usize].queue.push_back((h, m));
+        while let Some(w) = self.exit_arrival(l, t) {
+            self.noise.as_deref_mut().expect("noise on").queue_push(l, w);
         }
     }
 
@@ -74,7 +74,7 @@ impl Sim {
     #[inline]
     pub(super) fn exit_arrival(&mut self, l: u32, t: u64) -> Option<(u64, PktMeta)> {
         let (m, arr) = self.links[l as usize].pop_arrival(t)?;
-        let (h, to_host) = match self.noise.as_deref_mut().expect("noise on").exits[l as usize].ahead.take() {
+        let (h, to_host) = match self.noise.as_deref_mut().expect("noise on").take_ahead(l) {
             Some((id, h, to_host)) => {
                 debug_assert_eq!(id, m.id);
                 (h, to_host)
@@ -106,16 +106,16 @@ impl Sim {
     /// to arrive, drawn now (the draws stay one per packet in exit order).
     #[inline(never)]
     pub(super) fn next_hand_over(&mut self, l: u32) -> Option<u64> {
-        let front = self.noise.as_deref().expect("noise on").exits[l as usize].queue.front().map(|&(t, _)| t);
+        let front = self.noise.as_deref().expect("noise on").front(l);
         let mut t = front.or_else(|| {
-            if let Some((_, h, _)) = self.noise.as_deref().expect("noise on").exits[l as usize].ahead {
+            if let Some(h) = self.noise.as_deref().expect("noise on").ahead(l) {
                 return Some(h);
             }
             let (m, arr) = self.links[l as usize].peek_arrival()?;
             let to_host = self.to_host(m);
             let noise = self.noise.as_deref_mut().expect("noise on");
             let h = noise.draw(l, arr, to_host);
-            noise.exits[l as usize].ahead = Some((m.id, h, to_host));
+            noise.set_ahead(l, m.id, h, to_host);
             Some(h)
         });
         if self.links[l as usize].host_waiting() {
@@ -150,13 +150,12 @@ impl Sim {
         let now = self.now;
         loop {
             let noise = self.noise.as_deref_mut().expect("noise on");
-            let q = &mut noise.exits[l as usize].queue;
-            match q.front() {
-                Some(&(t, m)) if t <= now => {
-                    q.pop_front();
+            match noise.queue_front(l) {
+                Some((t, m)) if t <= now => {
+                    noise.queue_pop(l);
                     self.forward(m, true);
                 }
-                Some(&(t, _)) => {
+                Some((t, _)) => {
                     self.push(t, Kind::Exit, l);
                     return;
                 }

@@ -63,7 +63,11 @@ impl NoiseConfig {
 
 /// Inverse-CDF sampling from a `(p, ns)` table; beyond the last point, its value.
 pub fn sample(table: &[(f64, u64)], rng: &mut Rng) -> u64 {
-    let u = rng.next_f64();
+    value_at(table, rng.next_f64())
+}
+
+/// The table's value at probability `u` in [0, 1).
+fn value_at(table: &[(f64, u64)], u: f64) -> u64 {
     let i = table.partition_point(|&(p, _)| p <= u);
     interpolate(table, i, u)
 }
@@ -80,13 +84,38 @@ fn interpolate(table: &[(f64, u64)], i: usize, u: f64) -> u64 {
     v0 + ((u - p0) / (p1 - p0) * (v1 - v0) as f64) as i64 as u64
 }
 
-/// [`sample`] with the binary search replaced by a lookup: `start[b]` is the first point with
-/// probability above `b / BUCKETS`, so the point for `u` is found by stepping forward from
-/// `start[floor(u · BUCKETS)]` (at most a step or two for the measured tables). The same `i`,
-/// the same arithmetic: the values are bit-for-bit those of [`sample`].
+/// [`sample`] with the binary search replaced by a lookup and the division by a multiplication,
+/// bit-for-bit the values of [`sample`].
+///
+/// The lookup: `start[b]` is the segment holding probability `b / BUCKETS`, so the one for `u`
+/// is found by stepping forward from `start[floor(u · BUCKETS)]` (at most a step or two for
+/// the measured tables).
+///
+/// The arithmetic: [`interpolate`] computes `trunc(((u - p0) / (p1 - p0)) · w)` with
+/// `w = v1 - v0`, three IEEE roundings; here `z' = (u - p0) · s` with `s = w / (p1 - p0)`
+/// rounded once per segment. Each rounding is off by at most 2⁻⁵³ relative, so `z'` and the
+/// exact path's product differ by less than `4.01 · 2⁻⁵³ · z'` (both are within two roundings of
+/// the real `(u - p0) · w / (p1 - p0)`). Their integer parts can differ only when an integer
+/// lies that close to `z'`; `z' ≤ w`, so whenever `z'` is farther than `w · 2⁻⁴⁵` from every
+/// integer the truncation is the same, and otherwise (about one draw in 2²⁷ for the measured
+/// tables) the draw takes [`interpolate`] itself.
 struct Sampler {
     table: Vec<(f64, u64)>,
+    segs: Vec<Segment>,
     start: Box<[u8; Sampler::BUCKETS]>,
+}
+
+/// `[p0, p1)` of the table (the last one `[p, ∞)`, a constant), with its slope and margin.
+#[derive(Clone, Copy)]
+struct Segment {
+    /// The segment's upper end (the next point's probability; ∞ for the last).
+    p1: f64,
+    p0: f64,
+    v0: u64,
+    /// `(v1 - v0) / (p1 - p0)`, rounded once (0 for the last).
+    slope: f64,
+    /// `z'`'s fraction must lie within `(margin, 1 - margin)` for the fast truncation.
+    margin: f64,
 }
 
 impl Sampler {
@@ -94,26 +123,50 @@ impl Sampler {
 
     fn new(table: &[(f64, u64)]) -> Self {
         assert!(!table.is_empty() && table.len() < 256, "noise tables have 1..255 points");
+        let segs = (0..table.len())
+            .map(|j| {
+                let (p0, v0) = table[j];
+                match table.get(j + 1) {
+                    Some(&(p1, v1)) => {
+                        let w = (v1 - v0) as f64;
+                        Segment { p1, p0, v0, slope: w / (p1 - p0), margin: w * (1.0 / (1u64 << 45) as f64) }
+                    }
+                    None => Segment { p1: f64::INFINITY, p0, v0, slope: 0.0, margin: -1.0 },
+                }
+            })
+            .collect();
         let mut start = Box::new([0u8; Self::BUCKETS]);
         for (b, s) in start.iter_mut().enumerate() {
             // b / BUCKETS is exact in f64, as is u · BUCKETS below (a power of two)
             let lo = b as f64 / Self::BUCKETS as f64;
-            *s = table.partition_point(|&(p, _)| p <= lo) as u8;
+            *s = (table.partition_point(|&(p, _)| p <= lo) - 1) as u8;
         }
-        Sampler { table: table.to_vec(), start }
+        Sampler { table: table.to_vec(), segs, start }
     }
 
     #[inline]
     fn sample(&self, rng: &mut Rng) -> u64 {
-        // u = Rng::next_f64(), and floor(u · 256) = its top 8 bits, without float conversions
-        let x = rng.next_u64();
+        self.at(rng.next_u64())
+    }
+
+    /// The value for the raw draw `x` (`u` = its top 53 bits as [`Rng::next_f64`] makes it).
+    #[inline(always)]
+    fn at(&self, x: u64) -> u64 {
+        // floor(u · 256) = the top 8 bits of x, without float conversions
         let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-        let t = &self.table;
-        let mut i = self.start[(x >> 56) as usize] as usize;
-        while i < t.len() && t[i].0 <= u {
-            i += 1;
+        let mut j = self.start[(x >> 56) as usize] as usize;
+        while u >= self.segs[j].p1 {
+            j += 1;
         }
-        interpolate(t, i, u)
+        let s = &self.segs[j];
+        let z = (u - s.p0) * s.slope; // ≥ 0: u ≥ p0
+        let y = z as i64;
+        let f = z - y as f64; // exact: y ≤ z < y + 1
+        if f > s.margin && 1.0 - f > s.margin {
+            s.v0 + y as u64
+        } else {
+            interpolate(&self.table, j + 1, u)
+        }
     }
 }
 
@@ -128,21 +181,36 @@ pub fn clocked_rate(cfg: &NoiseConfig, seed: u64, id: u32, rate_bps: u64) -> u64
     ((rate_bps as f64) * (1.0 + x)).round().max(1.0) as u64
 }
 
-/// One link's exit: packets waiting for the next node's processing, in order.
+/// One link's exit: packets waiting for the next node's processing, in order. 96 bytes,
+/// smaller than an `Option` of the drawn-ahead tuple would make it: with many links most
+/// exits are cold when a packet reaches them, and each line read is a miss.
 pub struct ExitFifo {
+    /// The exit's stream, before the draw whose value is `next`.
     rng: Rng,
+    /// The next draw's delay in the table of the exit's last packet (`next_host`: hosts,
+    /// else routers), computed ahead: an exit's packets nearly always go to the same kind of
+    /// node, so a hand-over time waits only for an addition and the next delay is computed
+    /// off that path. The draws stay one per packet in exit order, and each packet's delay is
+    /// its draw's value in its own table, as without it.
+    next: u64,
     /// Hand-over time of the last packet whose delay was drawn here.
     last: u64,
-    pub queue: std::collections::VecDeque<(u64, netmodel::PktMeta)>,
+    queue: std::collections::VecDeque<Waiting>,
     /// On a link whose packets leave in order ([`netmodel::Link::fifo_exit`]): the hand-over
-    /// time already drawn for the packet that will leave next (its handle id; whether it goes
-    /// to a host), so that the
-    /// link's one wake-up can be at that time instead of one at the arrival and another at
-    /// the hand-over. The draws stay one per packet in exit order, as without it.
-    pub ahead: Option<(u32, u64, bool)>,
+    /// time already drawn for the packet that will leave next (its handle id; `ahead`: 0 =
+    /// none drawn, else 1 + whether it goes to a host), so that the link's one wake-up can be
+    /// at that time instead of one at the arrival and another at the hand-over. The draws
+    /// stay one per packet in exit order, as without it.
+    ahead_at: u64,
+    ahead_id: u32,
+    ahead: u8,
+    next_host: bool,
     /// Whether the link's exit uses `ahead` (set by the loop).
     pub in_order: bool,
 }
+
+/// A packet waiting at a link's exit: its hand-over time and the packet.
+pub type Waiting = (u64, netmodel::PktMeta);
 
 /// The noise state of one run.
 pub struct Noise {
@@ -158,41 +226,93 @@ pub struct Noise {
 
 impl Noise {
     pub fn new(cfg: &NoiseConfig, seed: u64, n_links: usize) -> Self {
-        Noise {
-            cfg: cfg.clone(),
-            exits: (0..n_links)
-                .map(|l| ExitFifo { rng: Rng::new(seed, NOISE_STREAM ^ l as u64), last: 0, queue: Default::default(), ahead: None, in_order: false })
-                .collect(),
-            host: Sampler::new(&cfg.host_ns),
-            router: Sampler::new(&cfg.router_ns),
-            timer: Sampler::new(&cfg.timer_ns),
-            timer_rng: Rng::new(seed, TIMER_STREAM),
-            memo: Vec::new(),
-        }
+        let (host, router, timer) = (Sampler::new(&cfg.host_ns), Sampler::new(&cfg.router_ns), Sampler::new(&cfg.timer_ns));
+        let exits = (0..n_links)
+            .map(|l| {
+                let rng = Rng::new(seed, NOISE_STREAM ^ l as u64);
+                let next = router.at(rng.clone().next_u64());
+                let queue = Default::default();
+                ExitFifo { rng, next, last: 0, queue, ahead_at: 0, ahead_id: 0, ahead: 0, next_host: false, in_order: false }
+            })
+            .collect();
+        let timer_rng = Rng::new(seed, TIMER_STREAM);
+        Noise { cfg: cfg.clone(), exits, host, router, timer, timer_rng, memo: Vec::new() }
     }
 
     /// Queue `m` at link `l`'s exit at `now` for a host (`to_host`) or a router; returns
     /// `true` if the FIFO was empty (the caller schedules its wake-up at [`Noise::front`]).
     pub fn push_exit(&mut self, l: u32, now: u64, m: netmodel::PktMeta, to_host: bool) -> bool {
         let t = self.draw(l, now, to_host);
-        let e = &mut self.exits[l as usize];
-        e.queue.push_back((t, m));
-        e.queue.len() == 1
+        let q = &mut self.exits[l as usize].queue;
+        q.push_back((t, m));
+        q.len() == 1
     }
 
     /// The hand-over time at link `l`'s exit of the next packet to leave it, which leaves at
     /// `now` for a host (`to_host`) or a router: `max(now + delay, previous hand-over)`.
     #[inline]
     pub fn draw(&mut self, l: u32, now: u64, to_host: bool) -> u64 {
-        let s = if to_host { &self.host } else { &self.router };
         let e = &mut self.exits[l as usize];
-        let t = (now + s.sample(&mut e.rng)).max(e.last);
+        let x = e.rng.next_u64();
+        let s = if to_host { &self.host } else { &self.router };
+        let d = if e.next_host == to_host { e.next } else { s.at(x) };
+        let t = (now + d).max(e.last);
         e.last = t;
+        e.next = s.at(e.rng.clone().next_u64());
+        e.next_host = to_host;
         t
     }
 
+    /// The hand-over time of the packet first in link `l`'s exit FIFO.
+    #[inline]
     pub fn front(&self, l: u32) -> Option<u64> {
-        self.exits[l as usize].queue.front().map(|&(t, _)| t)
+        self.queue_front(l).map(|(t, _)| t)
+    }
+
+    /// The packet first in link `l`'s exit FIFO, with its hand-over time.
+    #[inline]
+    pub fn queue_front(&self, l: u32) -> Option<Waiting> {
+        self.exits[l as usize].queue.front().copied()
+    }
+
+    /// Take the packet first in link `l`'s exit FIFO.
+    #[inline]
+    pub fn queue_pop(&mut self, l: u32) -> Option<Waiting> {
+        self.exits[l as usize].queue.pop_front()
+    }
+
+    /// Put a packet at the end of link `l`'s exit FIFO.
+    #[inline]
+    pub fn queue_push(&mut self, l: u32, w: Waiting) {
+        self.exits[l as usize].queue.push_back(w);
+    }
+
+    /// The packets in link `l`'s exit FIFO, in order.
+    pub fn queued(&self, l: u32) -> impl Iterator<Item = &Waiting> {
+        self.exits[l as usize].queue.iter()
+    }
+
+    /// The hand-over already drawn for the packet that will leave in-order link `l` next.
+    #[inline]
+    pub fn ahead(&self, l: u32) -> Option<u64> {
+        let e = &self.exits[l as usize];
+        (e.ahead != 0).then_some(e.ahead_at)
+    }
+
+    /// Take link `l`'s drawn-ahead hand-over: (packet handle id, time, whether to a host).
+    #[inline]
+    pub fn take_ahead(&mut self, l: u32) -> Option<(u32, u64, bool)> {
+        let e = &mut self.exits[l as usize];
+        let a = (e.ahead != 0).then_some((e.ahead_id, e.ahead_at, e.ahead == 2));
+        e.ahead = 0;
+        a
+    }
+
+    /// Record the hand-over `h` drawn for packet `id`, next to leave link `l`.
+    #[inline]
+    pub fn set_ahead(&mut self, l: u32, id: u32, h: u64, to_host: bool) {
+        let e = &mut self.exits[l as usize];
+        (e.ahead_id, e.ahead_at, e.ahead) = (id, h, 1 + to_host as u8);
     }
 
     /// The time timer target `tg` really fires for a requested time `t` (one draw per
@@ -245,6 +365,77 @@ mod tests {
         }
     }
 
+    /// Draws whose interpolated value lies within a few units in the last place of an integer,
+    /// where a product rounded differently could truncate to another value: the fast path
+    /// must hand them to the exact arithmetic (and some of them do need it).
+    #[test]
+    fn the_lookup_sampler_is_exact_next_to_integers() {
+        let tables: [&[(f64, u64)]; 3] = [
+            &[(0.0, 1000), (0.1, 16200), (0.2, 18700), (0.5, 22200), (0.9, 38000), (0.95, 56000), (0.99, 101700)],
+            &[(0.0, 1600), (0.1, 3900), (0.8, 6300), (0.9, 10700), (0.95, 38000), (0.99, 175700)],
+            &[(0.0, 0), (0.3, 7), (0.7, 1_000_003)],
+        ];
+        let (mut probes, mut naive_wrong) = (0u64, 0u64);
+        for t in tables {
+            let s = Sampler::new(t);
+            for w in t.windows(2) {
+                let ((p0, v0), (p1, v1)) = (w[0], w[1]);
+                let n_values = v1 - v0;
+                let step = (n_values / 4000).max(1);
+                for n in (1..n_values).step_by(step as usize) {
+                    let u_star = p0 + (p1 - p0) * n as f64 / n_values as f64;
+                    let k = (u_star * (1u64 << 53) as f64) as i64;
+                    for d in -4i64..=4 {
+                        let x = ((k + d) as u64) << 11 | 0x7ff;
+                        let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+                        let want = value_at(t, u);
+                        assert_eq!(s.at(x), want, "table {t:?} at u = {u:e}");
+                        let j = t.partition_point(|&(p, _)| p <= u) - 1;
+                        let g = &s.segs[j];
+                        naive_wrong += (g.v0 + ((u - g.p0) * g.slope) as u64 != want) as u64;
+                        probes += 1;
+                    }
+                }
+            }
+        }
+        assert!(probes > 100_000, "{probes}");
+        assert!(naive_wrong > 0, "the probes never reach a value the multiplication alone gets wrong");
+    }
+
+    /// The delays drawn ahead are, packet by packet, those of one draw per packet from the
+    /// exit's stream in the packet's own table, whatever the mix of hosts and routers.
+    #[test]
+    fn delays_drawn_ahead_are_the_packets_own() {
+        let cfg = NoiseConfig {
+            model: String::new(),
+            host_ns: vec![(0.0, 1000), (0.5, 20_000), (0.9, 40_000), (0.99, 100_000)],
+            router_ns: vec![(0.0, 1600), (0.3, 4000), (0.95, 38_000), (0.99, 175_700)],
+            timer_ns: vec![(0.0, 0), (0.5, 3000), (1.0, 9000)],
+            clock_ppm: 0.0,
+        };
+        let mut n = Noise::new(&cfg, 11, 3);
+        let mut streams: Vec<Rng> = (0..3).map(|l| Rng::new(11, NOISE_STREAM ^ l)).collect();
+        let mut last = [0u64; 3];
+        let mut pick = Rng::new(5, 5);
+        for i in 0..30_000u64 {
+            let l = pick.below(3) as usize;
+            // exit 0 serves hosts only, exit 1 routers only, exit 2 both at random
+            let to_host = match l {
+                0 => true,
+                1 => false,
+                _ => pick.below(2) == 0,
+            };
+            let now = i * 700;
+            let table = if to_host { &cfg.host_ns } else { &cfg.router_ns };
+            last[l] = (now + sample(table, &mut streams[l])).max(last[l]);
+            assert_eq!(n.draw(l as u32, now, to_host), last[l], "packet {i} at exit {l}");
+        }
+        let mut timers = Rng::new(11, TIMER_STREAM);
+        for tg in 0..1000usize {
+            assert_eq!(n.slacken(tg, 5_000 * tg as u64), 5_000 * tg as u64 + sample(&cfg.timer_ns, &mut timers));
+        }
+    }
+
     #[test]
     fn exits_keep_packet_order() {
         let cfg = NoiseConfig {
@@ -263,9 +454,10 @@ mod tests {
         for i in 0..1000u32 {
             n.push_exit(0, i as u64 * 1000, netmodel::PktMeta { id: i, size: 1500, flow: 0, ecn: 0 }, i % 2 == 0);
         }
-        let q = &n.exits[0].queue;
+        let q: Vec<Waiting> = n.queued(0).copied().collect();
         assert!(q.iter().zip(q.iter().skip(1)).all(|(a, b)| a.0 <= b.0 && a.1.id < b.1.id));
         assert!(q.iter().enumerate().all(|(i, &(t, _))| t >= i as u64 * 1000));
+        assert!(std::mem::size_of::<ExitFifo>() <= 96);
     }
 
     #[test]
