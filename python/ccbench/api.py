@@ -175,7 +175,8 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         overwrite: bool = True, source: str | None = None, backend: str = "sim",
         reload: bool = True, pcap: int | None = None, budget: bool = True,
         memory_budget: int | str | None = None, spill_rows: int | None = None,
-        keep: str = "tables", summarize=None, recover: bool = True) -> Results:
+        keep: str = "tables", summarize=None, recover: bool = True,
+        compact: bool = False) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict, an experiment document (a dict as the YAML
@@ -203,7 +204,9 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     (those spilled to disk during the run are None: their chunks are gone).
 
     ``recover=False``: leave the temporaries of killed writers beside ``out_dir`` alone (the
-    caller removes them; a campaign does once per session, results.writer.write_results)."""
+    caller removes them; a campaign does once per session, results.writer.write_results).
+    ``compact=True``: ``metadata.json`` as one line of JSON rather than indented (campaigns
+    write thousands; the indented encoder is CPython's pure-Python one)."""
     _check_run_args(backend, spill_rows)
     if keep not in KEEP:
         raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
@@ -222,7 +225,8 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     # interrupt there (git rev-parse may take a while) must not leave the spill behind
     try:
         path = _record_run(plan, done, temps, backend=backend, overwrite=overwrite,
-                           keep=keep, summarize=summarize, recover=recover)
+                           keep=keep, summarize=summarize, recover=recover,
+                           compact=compact)
     finally:
         _remove_temporaries(temps)
     if keep == "summary":   # the tables in memory (decoded when used); spilled ones are gone
@@ -373,7 +377,8 @@ def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, p
 
 
 def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, backend,
-                overwrite, keep: str = "tables", summarize=None, recover: bool = True) -> Path:
+                overwrite, keep: str = "tables", summarize=None, recover: bool = True,
+                compact: bool = False) -> Path:
     """Write the results directory: the tables (``keep="tables"``) or the run's summary
     (``keep="summary"``), the metadata and the captures."""
     from . import _core
@@ -404,10 +409,10 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
             files["summary.json"] = (json.dumps(summarize(computed), sort_keys=True)
                                      + "\n").encode()
         return write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files,
-                             recover=recover)
+                             recover=recover, compact=compact)
     return write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
                          extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None,
-                         recover=recover)
+                         recover=recover, compact=compact)
 
 
 def _results_as_computed(path: Path, tables: dict) -> Results:
