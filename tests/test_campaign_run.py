@@ -326,7 +326,7 @@ def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch, ke
     import ccbench.campaign.metrics as metrics
     f = write(tmp_path, SMALL)
     out = tmp_path / "out"
-    real = metrics.run_rows
+    real = metrics.row_columns
     calls = []
 
     def flaky(res):
@@ -335,12 +335,12 @@ def test_a_run_whose_metrics_fail_is_not_left_finished(tmp_path, monkeypatch, ke
             raise ValueError("metrics broke")
         return real(res)
 
-    monkeypatch.setattr(metrics, "run_rows", flaky)
+    monkeypatch.setattr(metrics, "row_columns", flaky)
     res = run_campaign(f, out, jobs=1, progress=False, keep=keep)
     assert len(res.failures) == 1 and "metrics broke" in res.failures[0]["error"]
     assert len([d for d in (out / "runs").iterdir()]) == 3  # the failed run's dir is gone
     assert res.index.height == 6
-    monkeypatch.setattr(metrics, "run_rows", real)
+    monkeypatch.setattr(metrics, "row_columns", real)
     again = run_campaign(f, out, jobs=1, progress=False, keep=keep)
     assert again.ok and again.executed == 1 and again.index.height == 8
     # a results directory damaged by hand is named, not a traceback

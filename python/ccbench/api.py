@@ -233,7 +233,8 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         from .results import TABLES
         from .results.schema import Encoded
         import polars as pl
-        return Results(path=path, meta=json.loads((path / "metadata.json").read_text()), **{
+        # the metadata as written (a JSON round trip), without reading the file back
+        return Results(path=path, meta=json.loads(done.meta_json), **{
             t: v if isinstance(v, (pl.DataFrame, Encoded)) else None
             for t, v in ((t, done.tables.get(t)) for t in TABLES)})
     if temps.cap_dir is not None:
@@ -273,6 +274,7 @@ class _RunOutput:
     emu_meta: dict | None
     cap_summary: dict | None
     wall: float
+    meta_json: str | None = None   # the metadata written, kept with keep="summary"
 
 
 def _check_run_args(backend: str, spill_rows) -> None:
@@ -408,6 +410,7 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
                                **done.tables)
             files["summary.json"] = (json.dumps(summarize(computed), sort_keys=True)
                                      + "\n").encode()
+        done.meta_json = json.dumps({**meta, "tables": {}}, sort_keys=True)
         return write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files,
                              recover=recover, compact=compact)
     return write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
