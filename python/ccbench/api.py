@@ -233,7 +233,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         from .results import TABLES
         from .results.schema import Encoded
         import polars as pl
-        # the metadata as written (a JSON round trip), without reading the file back
+        # the metadata as written (its text kept, not read back)
         return Results(path=path, meta=json.loads(done.meta_json), **{
             t: v if isinstance(v, (pl.DataFrame, Encoded)) else None
             for t, v in ((t, done.tables.get(t)) for t in TABLES)})
@@ -243,7 +243,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     if reload:
         done.tables = None  # read back from disk below: never hold the computed and loaded copies at once
         return load(path)
-    return _results_as_computed(path, done.tables)
+    return _results_as_computed(path, done.tables, done.meta_json)
 
 
 @dataclasses.dataclass
@@ -274,7 +274,7 @@ class _RunOutput:
     emu_meta: dict | None
     cap_summary: dict | None
     wall: float
-    meta_json: str | None = None   # the metadata written, kept with keep="summary"
+    meta_json: str | None = None   # the text of metadata.json as written
 
 
 def _check_run_args(backend: str, spill_rows) -> None:
@@ -402,6 +402,7 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
         **({"capture": done.cap_summary} if done.cap_summary else {}),
     }
     cap_dir = temps.cap_dir
+    written: dict = {}
     if keep == "summary":
         meta["kept"] = "summary"
         files = {}
@@ -410,20 +411,22 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
                                **done.tables)
             files["summary.json"] = (json.dumps(summarize(computed), sort_keys=True)
                                      + "\n").encode()
-        done.meta_json = json.dumps({**meta, "tables": {}}, sort_keys=True)
-        return write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files,
-                             recover=recover, compact=compact)
-    return write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
-                         extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None,
-                         recover=recover, compact=compact)
+        path = write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files,
+                             recover=recover, compact=compact, written=written)
+    else:
+        path = write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
+                             extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None,
+                             recover=recover, compact=compact, written=written)
+    done.meta_json = written["metadata.json"]  # the Results returned read it, not the file
+    return path
 
 
-def _results_as_computed(path: Path, tables: dict) -> Results:
+def _results_as_computed(path: Path, tables: dict, meta_json: str) -> Results:
     """The `Results` of a run not read back (``reload=False``): the computed tables, with
-    the metadata as written."""
+    the metadata as written (`meta_json`, its text)."""
     from .results import TABLES, unread
     import polars as pl
-    written = json.loads((path / "metadata.json").read_text())
+    written = json.loads(meta_json)
     # a table spilled during the run is read from its Parquet file when first used
     return Results(path=path, meta=written, **{
         t: (v if v is None or isinstance(v, pl.DataFrame) else unread())
