@@ -19,8 +19,10 @@ summary: only its metadata and index rows, ``ccbench sweep --keep summary``).
 
 Pool and Dask walls include starting the workers (a fixed ~1-2 s); the steady throughput
 (10th to last finished run) leaves it out.
-Reported with each: CPU time of this process and its children, and the load average, since
-the benchmark shares the machine. Writes benches/out/campaign.json.
+Reported with each: CPU time of this process and its children (also split into user and
+system time: the system time is mostly the file system and varies with other work on the
+machine), and the load average, since the benchmark shares the machine. Writes
+benches/out/campaign.json.
 """
 from __future__ import annotations
 
@@ -52,9 +54,11 @@ repeats: %d
 """
 
 
-def cpu() -> float:
+def cpu_split() -> tuple[float, float]:
+    """User and system CPU seconds of this process and its children (system time here is
+    mostly the file system: a folder, three or more files and a rename a run)."""
     s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+    return s.ru_utime + c.ru_utime, s.ru_stime + c.ru_stime
 
 
 def one(name: str, camp: Path, work: Path, n: int, keep: str = "tables") -> dict:
@@ -66,7 +70,8 @@ def one(name: str, camp: Path, work: Path, n: int, keep: str = "tables") -> dict
     shutil.rmtree(out, ignore_errors=True)
     load0 = os.getloadavg()[0]
     stamps = []
-    c0, t0 = cpu(), time.perf_counter()
+    (u0, s0), t0 = cpu_split(), time.perf_counter()
+    c0 = u0 + s0
     if name == "pool-1":  # a pool of one worker, not the in-process executor
         from ccbench.campaign.executors import LocalPool
         executor = LocalPool(1)
@@ -77,7 +82,8 @@ def one(name: str, camp: Path, work: Path, n: int, keep: str = "tables") -> dict
     if executor is not None:
         executor.close()
     wall = time.perf_counter() - t0
-    c1 = cpu()
+    u1, s1 = cpu_split()
+    c1 = u1 + s1
     assert res.ok and res.executed == n, res.summary()
     # steady state: from the 10th finished run to the last (worker start-up excluded)
     steady = (len(stamps) - 10) / (stamps[-1] - stamps[9])
@@ -86,6 +92,7 @@ def one(name: str, camp: Path, work: Path, n: int, keep: str = "tables") -> dict
             "startup_s": stamps[0] - t0,
             "overhead_ms_per_run": (wall - res.loop_s) / n * 1e3,
             "cpu_s": c1 - c0, "cpu_ms_per_run": (c1 - c0) / n * 1e3,
+            "user_ms_per_run": (u1 - u0) / n * 1e3, "sys_ms_per_run": (s1 - s0) / n * 1e3,
             "load_before": load0, "load_after": os.getloadavg()[0],
             "executor": res.executor}
 
@@ -113,7 +120,8 @@ def main() -> int:
                 print(f"round {rnd} {name:<10} {r['wall_s']:6.2f} s  {r['runs_per_s']:6.1f} runs/s"
                       f" (steady {r['steady_runs_per_s']:6.1f}, first run after "
                       f"{r['startup_s']:.2f} s)  overhead {r['overhead_ms_per_run']:5.1f} ms/run  cpu "
-                      f"{r['cpu_ms_per_run']:5.1f} ms/run  load {r['load_before']:.2f}"
+                      f"{r['cpu_ms_per_run']:5.1f} ms/run (user {r['user_ms_per_run']:.1f}, sys "
+                      f"{r['sys_ms_per_run']:.1f})  load {r['load_before']:.2f}"
                       f"->{r['load_after']:.2f}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -123,7 +131,8 @@ def main() -> int:
     print()
     print(f"per-run overhead beyond the loop (in-process, best of {a.rounds}): "
           f"{ip['overhead_ms_per_run']:.1f} ms wall, {ip['cpu_ms_per_run']:.1f} ms CPU "
-          f"(loop {ip['loop_s'] / a.runs * 1e3:.2f} ms/run)")
+          f"(user {ip['user_ms_per_run']:.1f}, sys {ip['sys_ms_per_run']:.1f}; loop "
+          f"{ip['loop_s'] / a.runs * 1e3:.2f} ms/run)")
     def ratio(a, b, key):
         return best[a][key] / best[b][key]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import ccbench
+import ccbench.api
 from ccbench import config
 from ccbench.campaign.metrics import SCHEMA, analysis_rows, run_rows
 from simhelp import experiment
@@ -43,8 +44,15 @@ def test_direct_rows_equal_the_analysis_rows(tmp_path, name):
     loaded = ccbench.load(tmp_path / "run")
     want = analysis_rows(loaded)
     assert want.height >= 2
-    for res in (computed, loaded):
-        got = run_rows(res)
+    # and from the encoded columns of a run kept as its summary (columns read one by one)
+    kept = {}
+
+    def summarize(r):
+        kept["rows"] = run_rows(r)
+        return {}
+
+    ccbench.api.run(exp, tmp_path / "kept", keep="summary", summarize=summarize)
+    for got in (run_rows(computed), run_rows(loaded), kept["rows"]):
         assert got.schema == want.schema == SCHEMA
         # the same numbers to the bit (not within a tolerance)
         assert got.equals(want), [c for c in SCHEMA if not got[c].equals(want[c])]

@@ -11,8 +11,8 @@ import pytest
 
 from ccbench import _core
 from ccbench.results import TABLES
-from ccbench.results.schema import (CATEGORIES, DTYPE_OF, SCHEMAS, SchemaError, check, decode,
-                                    empty)
+from ccbench.results.schema import (CATEGORIES, DTYPE_OF, SCHEMAS, Encoded, SchemaError, check,
+                                    decode, empty)
 from ccbench.results.writer import write_results
 
 
@@ -72,3 +72,26 @@ def test_the_decoder_turns_sentinels_into_nulls():
         {"arrival_ns": 5, "drop_link": 3, "sojourn_us": 1.5, "retrans": True, "drop_reason": "loss"},
         {"arrival_ns": None, "drop_link": None, "sojourn_us": None, "retrans": False,
          "drop_reason": "none"}]
+
+
+def test_encoded_columns_read_one_by_one_equal_the_decoded_table():
+    """Encoded.values / .array (a campaign's index rows read a few columns without building
+    the DataFrame) give what the decoded table's to_list / to_numpy give, nulls included."""
+    import numpy as np
+    cols = [("arrival_ns", "i64", struct.pack("<3q", 5, -(2 ** 63), 7), None),
+            ("sent_ns", "i64", struct.pack("<3q", 1, 2, 3), None),
+            ("drop_link", "i32", struct.pack("<3i", 3, -1, 0), None),
+            ("sojourn_us", "f64", struct.pack("<3d", 1.5, float("nan"), -0.0), None),
+            ("retrans", "bool", b"\x01\x00\x01", None),
+            ("drop_reason", "cat", b"\x02\x00\x01", ["none", "queue", "loss"]),
+            ("size", "u32", struct.pack("<3I", 1, 2 ** 32 - 1, 0), None),
+            ("seq", "u64", struct.pack("<3Q", 2 ** 64 - 1, 0, 9), None)]
+    df = decode(list(cols))
+    enc = Encoded(cols)
+    for name, *_ in cols:
+        assert enc.values(name) == df[name].to_list(), name
+        got, want = enc.array(name), df[name].to_numpy()
+        assert got.dtype == want.dtype, name
+        assert np.array_equal(got, want, equal_nan=got.dtype.kind == "f"), name
+    with pytest.raises(KeyError, match="nope"):
+        enc.values("nope")

@@ -175,7 +175,8 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
         overwrite: bool = True, source: str | None = None, backend: str = "sim",
         reload: bool = True, pcap: int | None = None, budget: bool = True,
         memory_budget: int | str | None = None, spill_rows: int | None = None,
-        keep: str = "tables", summarize=None, recover: bool = True) -> Results:
+        keep: str = "tables", summarize=None, recover: bool = True,
+        compact: bool = False) -> Results:
     """Run an experiment and write its results directory.
 
     `experiment` is a resolved experiment dict, an experiment document (a dict as the YAML
@@ -203,7 +204,9 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     (those spilled to disk during the run are None: their chunks are gone).
 
     ``recover=False``: leave the temporaries of killed writers beside ``out_dir`` alone (the
-    caller removes them; a campaign does once per session, results.writer.write_results)."""
+    caller removes them; a campaign does once per session, results.writer.write_results).
+    ``compact=True``: ``metadata.json`` as one line of JSON rather than indented (campaigns
+    write thousands; the indented encoder is CPython's pure-Python one)."""
     _check_run_args(backend, spill_rows)
     if keep not in KEEP:
         raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
@@ -222,14 +225,16 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     # interrupt there (git rev-parse may take a while) must not leave the spill behind
     try:
         path = _record_run(plan, done, temps, backend=backend, overwrite=overwrite,
-                           keep=keep, summarize=summarize, recover=recover)
+                           keep=keep, summarize=summarize, recover=recover,
+                           compact=compact)
     finally:
         _remove_temporaries(temps)
     if keep == "summary":   # the tables in memory (decoded when used); spilled ones are gone
         from .results import TABLES
         from .results.schema import Encoded
         import polars as pl
-        return Results(path=path, meta=json.loads((path / "metadata.json").read_text()), **{
+        # the metadata as written (its text kept, not read back)
+        return Results(path=path, meta=json.loads(done.meta_json), **{
             t: v if isinstance(v, (pl.DataFrame, Encoded)) else None
             for t, v in ((t, done.tables.get(t)) for t in TABLES)})
     if temps.cap_dir is not None:
@@ -238,7 +243,7 @@ def run(experiment: dict | str | Path, out_dir: str | Path | None = None, *,
     if reload:
         done.tables = None  # read back from disk below: never hold the computed and loaded copies at once
         return load(path)
-    return _results_as_computed(path, done.tables)
+    return _results_as_computed(path, done.tables, done.meta_json)
 
 
 @dataclasses.dataclass
@@ -269,6 +274,7 @@ class _RunOutput:
     emu_meta: dict | None
     cap_summary: dict | None
     wall: float
+    meta_json: str | None = None   # the text of metadata.json as written
 
 
 def _check_run_args(backend: str, spill_rows) -> None:
@@ -373,7 +379,8 @@ def _execute_run(plan: _RunPlan, temps: _RunTemporaries, *, backend, progress, p
 
 
 def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, backend,
-                overwrite, keep: str = "tables", summarize=None, recover: bool = True) -> Path:
+                overwrite, keep: str = "tables", summarize=None, recover: bool = True,
+                compact: bool = False) -> Path:
     """Write the results directory: the tables (``keep="tables"``) or the run's summary
     (``keep="summary"``), the metadata and the captures."""
     from . import _core
@@ -395,6 +402,7 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
         **({"capture": done.cap_summary} if done.cap_summary else {}),
     }
     cap_dir = temps.cap_dir
+    written: dict = {}
     if keep == "summary":
         meta["kept"] = "summary"
         files = {}
@@ -403,19 +411,22 @@ def _record_run(plan: _RunPlan, done: _RunOutput, temps: _RunTemporaries, *, bac
                                **done.tables)
             files["summary.json"] = (json.dumps(summarize(computed), sort_keys=True)
                                      + "\n").encode()
-        return write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files,
-                             recover=recover)
-    return write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
-                         extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None,
-                         recover=recover)
+        path = write_results(plan.out_dir, {}, meta, overwrite=overwrite, files=files,
+                             recover=recover, compact=compact, written=written)
+    else:
+        path = write_results(plan.out_dir, done.tables, meta, overwrite=overwrite,
+                             extra_dirs={"pcap": cap_dir / "pcap"} if cap_dir else None,
+                             recover=recover, compact=compact, written=written)
+    done.meta_json = written["metadata.json"]  # the Results returned read it, not the file
+    return path
 
 
-def _results_as_computed(path: Path, tables: dict) -> Results:
+def _results_as_computed(path: Path, tables: dict, meta_json: str) -> Results:
     """The `Results` of a run not read back (``reload=False``): the computed tables, with
-    the metadata as written."""
+    the metadata as written (`meta_json`, its text)."""
     from .results import TABLES, unread
     import polars as pl
-    written = json.loads((path / "metadata.json").read_text())
+    written = json.loads(meta_json)
     # a table spilled during the run is read from its Parquet file when first used
     return Results(path=path, meta=written, **{
         t: (v if v is None or isinstance(v, pl.DataFrame) else unread())

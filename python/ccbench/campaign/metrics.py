@@ -66,9 +66,32 @@ def _fct_table(results):
 
 def run_rows(results) -> pl.DataFrame:
     """The index rows (without campaign columns) of one run (loaded, or as computed)."""
-    if results.has("packets") or results.flowstats is None or results.delay_hist is None:
+    if not _direct(results):
         return analysis_rows(results)
     return pl.DataFrame(_fast_rows(results), schema=SCHEMA, orient="row")
+
+
+def row_columns(results) -> dict[str, list]:
+    """``run_rows`` as plain lists by column (the SCHEMA's, in order): what a campaign
+    session hands from run to index (index.MetricsCache builds the DataFrame of many runs
+    at once; one per run cost ~0.3 ms)."""
+    if not _direct(results):
+        rows = analysis_rows(results)
+        return {c: rows[c].to_list() for c in SCHEMA}
+    rows = _fast_rows(results)
+    if not rows:
+        return {c: [] for c in SCHEMA}
+    # the values the DataFrame would hold: floats in the Float64 columns (an int or a numpy
+    # float there would print differently in summary.json), ints in the Int64 ones
+    kind = {pl.Float64: float, pl.Int64: int, pl.String: str}
+    return {c: [None if x is None else kind[SCHEMA[c]](x) for x in v]
+            for c, v in zip(SCHEMA, zip(*rows))}
+
+
+def _direct(results) -> bool:
+    """Whether the rows come from the columns (a run without per-packet records)."""
+    return not results.has("packets") and results.has("flowstats") \
+        and results.has("delay_hist")
 
 
 def analysis_rows(results) -> pl.DataFrame:
@@ -135,10 +158,10 @@ def _fast_rows(results) -> list[tuple]:
     from ..analysis.estimators import hist_percentile_bucket, jain_index
     from ..analysis.metrics import MIN_DURATION_NS
     exp = results.experiment
-    fs = _columns(results.flowstats)
+    fs = results.values("flowstats", _FLOWSTATS)
     flows = sorted((f for f in exp["flows"] if not f.get("probe")), key=lambda f: f["id"])
     by_flow = {fl: i for i, fl in enumerate(fs["flow"])}
-    hist = _hist(results.delay_hist)
+    hist = _hist(results.arrays("delay_hist", ("flow", "bucket", "count")))
     w = int(exp["hist_bucket_ns"])
     stats = {}
     for f in flows:  # metrics._curve_stats and _summary_rows for one-flow curves
@@ -180,15 +203,16 @@ def _fast_rows(results) -> list[tuple]:
     return rows
 
 
-def _columns(df: pl.DataFrame) -> dict[str, list]:
-    """A small table as plain Python lists (nulls as None)."""
-    return {c: df.get_column(c).to_list() for c in df.columns}
+#: The flowstats columns the rows read.
+_FLOWSTATS = ("flow", "sent_bytes", "dropped_bytes", "delivered_pkts", "delivered_bytes",
+              "first_arrival_ns", "last_arrival_ns", "delay_sum_ns", "retrans_pkts",
+              "first_sent_ns", "start_ns", "completed_ns")
 
 
-def _hist(df: pl.DataFrame) -> dict[int, tuple]:
+def _hist(cols: dict) -> dict[int, tuple]:
     """Per flow: its delay_hist buckets (ascending, counts > 0) and their counts, summed over
     duplicate buckets as gather_aggregate's group-by does."""
-    fl, b, c = (df[k].to_numpy().astype(np.int64) for k in ("flow", "bucket", "count"))
+    fl, b, c = (cols[k].astype(np.int64) for k in ("flow", "bucket", "count"))
     if not len(fl):
         return {}
     order = np.lexsort((b, fl))
@@ -208,7 +232,8 @@ def _utilization(results, fs: dict) -> dict:
     exp = results.experiment
     by_id = {int(l["id"]): l for l in exp["links"]}
     out = {}
-    q = results.queues if results.in_memory("queues") else None
+    q = results.arrays("queues", ("link", "time_ns", "tx_bytes")) \
+        if results.in_memory("queues") else None
     for lid in (int(x) for x in exp.get("bottleneck_links") or []):
         rate = by_id[lid].get("rate_bps")
         users = {f["id"] for f in exp["flows"] if lid in [int(x) for x in f.get("path", [])]}
@@ -222,8 +247,8 @@ def _utilization(results, fs: dict) -> dict:
             continue
         t0, t1 = min(first), max(last)
         if q is not None:
-            sel = q["link"].to_numpy() == lid
-            times, tx = q["time_ns"].to_numpy()[sel], q["tx_bytes"].to_numpy()[sel]
+            sel = q["link"] == lid
+            times, tx = q["time_ns"][sel], q["tx_bytes"][sel]
         else:  # spilled or on disk: only this link's rows
             s = (results.scan("queues").filter(pl.col("link").cast(pl.Int64) == lid)
                  .select("time_ns", "tx_bytes").collect(engine="streaming"))
@@ -248,10 +273,9 @@ def _fct(results, fs: dict, by_flow: dict) -> dict:
             continue
         i = by_flow[f["id"]]
         per.setdefault(f["id"], []).append((fs["start_ns"][i], fs["completed_ns"][i]))
-    if results.conns is not None:
-        c = results.conns
-        for fl, start, done in zip(c["flow"].to_list(), c["start_ns"].to_list(),
-                                   c["completed_ns"].to_list()):
+    if results.has("conns"):
+        c = results.values("conns", ("flow", "start_ns", "completed_ns"))
+        for fl, start, done in zip(c["flow"], c["start_ns"], c["completed_ns"]):
             per.setdefault(exp["flows"][fl]["id"], []).append((start, done))
     out = {}
     for fl, xs in per.items():
@@ -267,9 +291,11 @@ def _fct(results, fs: dict, by_flow: dict) -> dict:
 SUMMARY = "summary.json"
 
 
-def summary_doc(rows: pl.DataFrame) -> dict:
-    """What a run kept as its summary stores: its index rows, column by column (JSON keeps
-    every float to the bit)."""
+def summary_doc(rows: pl.DataFrame | dict) -> dict:
+    """What a run kept as its summary stores: its index rows (a DataFrame or
+    ``row_columns``), column by column (JSON keeps every float to the bit)."""
+    if isinstance(rows, dict):
+        return {"format": 1, "index_rows": {c: rows[c] for c in SCHEMA}}
     return {"format": 1, "index_rows": {c: rows[c].to_list() for c in SCHEMA}}
 
 

@@ -74,6 +74,24 @@ class Results:
         columns, decoded on first use)."""
         return isinstance(self._tables[name], (pl.DataFrame, Encoded))
 
+    def values(self, name: str, columns) -> dict[str, list]:
+        """Columns of table `name` as lists of Python values (nulls as None), as
+        ``table[c].to_list()``; a table still encoded (a run not yet written) decodes only
+        these columns, without building its DataFrame (campaign index rows, ~0.3 ms a run)."""
+        v = self._tables[name]
+        if isinstance(v, Encoded):
+            return {c: v.values(c) for c in columns}
+        t = self._get(name)
+        return {c: t.get_column(c).to_list() for c in columns}
+
+    def arrays(self, name: str, columns) -> dict:
+        """Columns of table `name` as numpy arrays, as ``table[c].to_numpy()``; see `values`."""
+        v = self._tables[name]
+        if isinstance(v, Encoded):
+            return {c: v.array(c) for c in columns}
+        t = self._get(name)
+        return {c: t.get_column(c).to_numpy() for c in columns}
+
     def has(self, name: str) -> bool:
         """Whether the run has table `name` (without reading it)."""
         return self._tables[name] is not None
