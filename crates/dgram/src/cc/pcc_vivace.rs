@@ -67,7 +67,13 @@
 //! at once), so there is no HIBERNATE state here either; intervals that finish together are
 //! scored oldest first (the reference walks them newest first); each interval's RTT for the
 //! next interval's length is its own average (the reference uses the average of the acknowledged
-//! packets of the newest interval at that moment).
+//! packets of the newest interval at that moment). Pacing is exact by default; UDT's
+//! busy-waiting sender (`CUDT::packData`: `ts = entertime + m_ullInterval`, the catch-up on
+//! `m_ullTimeDiff` compiled only without busy waiting) adds every late wake-up to the period, so
+//! the binary sends a few per cent below its nominal rate, how far depending on the host;
+//! `pacing-lag-us` adds such a lateness per packet (run over ccbench's link the binaries sent
+//! 2-7 % below nominal, which decides CoCo-Beholder's X = 3 ms start-up queue:
+//! examples/studies/coco-beholder/README.md).
 
 use super::pcc_mi::{amplifier_factor, floor_even_hundredths, pair_order, Mi, MiQueue, MBIT};
 use super::{Acked, Control, DgramCc, Lost, ParamInfo, Params, SchemeInfo};
@@ -156,6 +162,10 @@ pub struct Vivace {
     swing: u32,
     last_stop: Option<u64>,
     rtt_ns: f64,
+    /// `pacing-lag-us`: lateness added to every packet's interval, ns (0: exact pacing).
+    lag_ns: f64,
+    /// Size of the last packet sent, bits (the period the lag is added to).
+    pkt_bits: f64,
     mis: MiQueue,
     mi_pkts: u64,
     last_utility: f64,
@@ -180,6 +190,18 @@ impl Vivace {
     fn set_rate(&mut self, mbps: f64) {
         let floor = if self.mode == Mode::Starting { 0.1 } else { self.min_rate * (1.0 - self.delta()) };
         self.rate = mbps.max(floor).min(1024.0);
+    }
+
+    /// The rate the sender really paces at, bit/s: the nominal rate's period per packet plus
+    /// the lag. UDT's busy-waiting sender (`CUDT::packData`, `ts = entertime + m_ullInterval`)
+    /// schedules each packet one interval after the previous one was handled, without catching
+    /// up, so every late wake-up and every send's own cost lengthens the period.
+    fn paced_bps(&self) -> f64 {
+        let nominal = self.rate * MBPS;
+        if self.lag_ns <= 0.0 {
+            return nominal;
+        }
+        self.pkt_bits / (self.pkt_bits / nominal + self.lag_ns / 1e9)
     }
 
     /// `search`: plan the probing intervals, starting with interval `first`.
@@ -480,8 +502,10 @@ impl DgramCc for Vivace {
             let period_ns = bytes as f64 * 8.0 / (self.rate * MBPS) * 1e9;
             let n = (self.rtt_ns / period_ns).floor();
             self.mi_pkts = if n > 10.0 { n.min(3000.0) as u64 } else { 10 };
-            self.mis.open(now, self.rate * MBPS, true, 0);
+            self.pkt_bits = bytes as f64 * 8.0;
+            self.mis.open(now, self.paced_bps(), true, 0);
         }
+        self.pkt_bits = bytes as f64 * 8.0;
         self.mis.on_send(now, seq, bytes);
     }
     fn on_ack(&mut self, a: &Acked) {
@@ -493,7 +517,7 @@ impl DgramCc for Vivace {
         self.drain();
     }
     fn control(&self) -> Control {
-        Control { rate_bps: Some(self.rate * MBPS), cwnd_bytes: None }
+        Control { rate_bps: Some(self.paced_bps()), cwnd_bytes: None }
     }
     fn vars(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("rate_mbps", self.rate));
@@ -515,6 +539,7 @@ static PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "min-rate-mbps", default: 1.3, doc: "rate floor after start-up, Mbit/s" },
     ParamInfo { name: "min-change-mbps", default: 0.5, doc: "smallest rate change, Mbit/s" },
     ParamInfo { name: "start-rate-mbps", default: 0.8, doc: "rate before the first doubling, Mbit/s" },
+    ParamInfo { name: "pacing-lag-us", default: 0.0, doc: "lateness added to every packet's pacing interval, µs, as UDT's busy-waiting sender loses it (0: exact pacing)" },
 ];
 
 fn make(p: &Params, seed: u64) -> Result<Box<dyn DgramCc>, String> {
@@ -549,6 +574,8 @@ fn build(p: &Params, seed: u64) -> Result<Vivace, String> {
         swing: 0,
         last_stop: None,
         rtt_ns: INITIAL_RTT_NS,
+        lag_ns: p.float("pacing-lag-us", 0.0, 0.0, 1e4)? * 1e3,
+        pkt_bits: 1500.0 * 8.0,
         mis: MiQueue::default(),
         mi_pkts: 0,
         last_utility: 0.0,
@@ -642,6 +669,39 @@ mod tests {
         let r = l.var_mean(f, "rate_mbps", 30 * SEC, 40 * SEC);
         eprintln!("after the drop: utilisation {t:.3}, rate {r:.2} Mbit/s, p95 queuing delay {q95:.1} ms");
         assert!(t > 0.85 && q95 < 20.0 && r < 12.0, "{t} {q95} {r}");
+    }
+
+    /// CoCo-Beholder's single-flow path at X = 3 ms (100 Mbit/s, 6-ms RTT, 1000-packet buffer):
+    /// start-up halves the rate to 102.4 Mbit/s, just above the link. Paced exactly, the
+    /// sender keeps a queue while it probes around that rate (95th-percentile queuing delay
+    /// over 10 s 7.9 ms here, 30-37 ms on the study's dumbbell); paced as UDT paces on a host
+    /// that loses 6 µs per packet (about 95 % of the nominal rate, as Pantheon's binaries sent
+    /// on ccbench's kernel backend), the queue drains while it probes: 0.3 ms (the thesis: 3.46
+    /// ms one way on a 3-ms path; examples/studies/coco-beholder/README.md).
+    #[test]
+    fn pacing_lag_decides_the_start_up_queue() {
+        let run = |params: serde_json::Value, seed: u64| {
+            let mut l = Link::new(100.0, 6.0, 1000, seed);
+            l.ack_jitter_ns = 100_000;
+            let f = l.add(mk("pcc-vivace", &params, seed).unwrap(), 0, 10 * SEC);
+            l.run(10 * SEC);
+            (l.owd_ms(f, 0, 10 * SEC, 0.95) - 3.0, l.tput_bps(f, 0, 10 * SEC) / 1e6)
+        };
+        for seed in [1, 2] {
+            let (q0, t0) = run(json!({}), seed);
+            let (q6, t6) = run(json!({"pacing-lag-us": 6}), seed);
+            eprintln!("seed {seed}: exact pacing p95 queuing {q0:.1} ms at {t0:.1} Mbit/s; lag 6 µs {q6:.1} ms at {t6:.1} Mbit/s");
+            assert!(q0 > 5.0, "seed {seed}: exact pacing left {q0} ms");
+            assert!(q6 < 2.0, "seed {seed}: lagging pacing left {q6} ms");
+            assert!(t6 > 75.0, "seed {seed}: {t6} Mbit/s");
+        }
+        let null = serde_json::Value::Null;
+        let mut s = super::build(&netmodel::params::checked("pcc-vivace", super::PARAMS, &json!({"pacing-lag-us": 6})).unwrap(), 1).unwrap();
+        s.rate = 102.4;
+        let period_us = 12000.0 / (102.4 * super::MBPS) * 1e6;
+        assert!((s.paced_bps() - 12000.0 / ((period_us + 6.0) / 1e6)).abs() < 1.0);
+        let e = super::build(&netmodel::params::checked("pcc-vivace", super::PARAMS, &null).unwrap(), 1).unwrap();
+        assert_eq!(e.paced_bps(), e.rate * super::MBPS);
     }
 
     /// The utility of one interval: x^0.9 when the RTT slope is under 2 % and loss under 3 %;
