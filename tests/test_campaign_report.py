@@ -267,3 +267,16 @@ def test_run_level_metrics_are_drawn_once_per_run_not_once_per_scheme(swept):
         return [r for r in fig.renderers if type(r.glyph).__name__ == "Line"]
     assert len(lines(by_title["Jain's index over the run's flows"][0])) == 1
     assert len(lines(by_title["throughput (Mbit/s)"][0])) == 2
+
+
+def test_a_value_derived_from_x_is_not_made_a_facet():
+    """CoCo's validation sweeps X and derives central.delay = X - 2 ms: a panel per delay
+    would hold one point each. A second independent axis still gets its panels."""
+    from ccbench.campaign.layout import choose
+    rows = [{"scheme": s, "X": x, "central.delay": f"{x - 2}ms", "queue": q, "avg_tput_mbps": 1.0}
+            for s in ("a", "b") for x in (3, 5, 10, 20) for q in (100, 1000)]
+    idx = pl.DataFrame(rows)
+    lay = choose(idx.drop("queue").unique(maintain_order=True))
+    assert lay.x == "X" and lay.by == ["scheme"] and lay.facet is None
+    lay = choose(idx)
+    assert lay.x == "X" and lay.facet == "queue"

@@ -37,7 +37,9 @@ def choose(index: pl.DataFrame, root: Path | None = None, *, x: str | None = Non
            by: Sequence[str] = ("scheme",)) -> Layout:
     """x: ``x`` or the first numeric swept axis (else the first axis); lines: ``by`` unless it
     has one group, then the next axis; a facet: a further axis with at most 6 values that
-    does not determine the line (a panel per value would hold a single line)."""
+    does not determine the line (a panel per value would hold a single line) and is not
+    determined by x (a value derived from x, e.g. ``central.delay: X - 2 ms``: a panel per
+    value would hold a single point)."""
     swept = [c for c in swept_columns(index, root) if index[c].n_unique() > 1]
     if not swept:
         raise ValueError(f"{root or 'the index'}: no axis takes more than one value; nothing "
@@ -53,11 +55,11 @@ def choose(index: pl.DataFrame, root: Path | None = None, *, x: str | None = Non
         by, others = [others[0]], others[1:]  # lines: the next axis
     hued = index.with_columns(hue(index, by))
 
-    def determines(c: str) -> bool:
-        return hued.group_by(c).agg(pl.col("hue").n_unique())["hue"].max() == 1
+    def determines(c: str, what: str = "hue") -> bool:
+        return hued.group_by(c).agg(pl.col(what).n_unique())[what].max() == 1
 
     facet = next((c for c in others if index[c].n_unique() <= 6 and c not in by
-                  and not determines(c)), None)
+                  and not determines(c) and not determines(c, x)), None)
     return Layout(x=x, by=list(by), facet=facet, swept=swept, numeric=numeric)
 
 
