@@ -101,6 +101,18 @@ def decode(cols: Iterable[tuple]) -> pl.DataFrame:
     return pl.DataFrame([decode_column(*c) for c in cols])
 
 
+def null_mask(name: str, dtype: str, arr: np.ndarray) -> np.ndarray | None:
+    """Which values of an encoded column stand for null (the rules `decode_column` applies):
+    NaN in f64, the minimum in i64, a negative `drop_link`; None for a column without nulls."""
+    if dtype == "f64":
+        return np.isnan(arr)
+    if dtype == "i64":
+        return arr == NULL_I64
+    if dtype == "i32" and name == "drop_link":
+        return arr < 0
+    return None
+
+
 def column_values(name: str, dtype: str, buf, cats=None) -> list:
     """One encoded column as a list of Python values, nulls as None: what
     ``decode_column(...).to_list()`` gives, without building a Series (a campaign's index
@@ -111,12 +123,9 @@ def column_values(name: str, dtype: str, buf, cats=None) -> list:
     if dtype == "bool":
         return arr.astype(bool).tolist()
     out = arr.tolist()
-    if dtype == "f64":
-        return [None if x != x else x for x in out]
-    if dtype == "i64" and (arr == NULL_I64).any():
-        return [None if x == NULL_I64 else x for x in out]
-    if dtype == "i32" and name == "drop_link":
-        return [None if x < 0 else x for x in out]
+    nulls = null_mask(name, dtype, arr)
+    if nulls is not None and nulls.any():
+        return [None if n else x for x, n in zip(out, nulls.tolist())]
     return out
 
 
@@ -145,11 +154,12 @@ class Encoded:
         """Column `name` as a numpy array, as ``collect()[name].to_numpy()`` (a column with
         nulls goes through polars, which gives them as NaN)."""
         c = self._col(name)
-        dtype = c[1]
-        if dtype in _NP and dtype != "bool" and not (
-                (dtype == "i64" and (np.frombuffer(c[2], dtype=np.int64) == NULL_I64).any())
-                or dtype == "f64" or (dtype == "i32" and name == "drop_link")):
-            return np.frombuffer(c[2], dtype=_NP[dtype])
+        dtype, buf = c[1], c[2]
+        if dtype in _NP and dtype != "bool":
+            arr = np.frombuffer(buf, dtype=_NP[dtype])
+            nulls = null_mask(name, dtype, arr)
+            if nulls is None or not nulls.any():
+                return arr
         return decode_column(*c).to_numpy()
 
 
