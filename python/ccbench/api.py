@@ -312,9 +312,9 @@ def _prepare_run(experiment, out_dir, *, seed, packets, source, backend, budget,
         out_dir = Path("results") / stem
     from . import budget as _budget
     streamed = backend == "sim" and _sim._core_spills()
-    disk_dir = next((p for p in Path(out_dir).absolute().parents if p.exists()), None)
+    # the free disk beside the results folder (its nearest existing parent; budget.free_disk)
     _budget.check(exp, memory_budget=memory_budget, enabled=budget, streamed=streamed,
-                  disk_dir=disk_dir if streamed else None)
+                  disk_dir=Path(out_dir).parent if streamed else None)
     return _RunPlan(exp=exp, expectations=expectations, source=source, out_dir=out_dir)
 
 
@@ -322,9 +322,8 @@ def _run_temporaries(plan: _RunPlan, backend: str, pcap: int | None) -> _RunTemp
     import tempfile
     out_dir = Path(plan.out_dir)
     temps = _RunTemporaries()
-    if not out_dir.parent.is_dir():
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
     if pcap is not None:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
         temps.cap_dir = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.pcap-", dir=out_dir.parent))
     if backend == "sim":
         # The records that grow with the run go to disk in chunks while it runs
@@ -334,6 +333,9 @@ def _run_temporaries(plan: _RunPlan, backend: str, pcap: int | None) -> _RunTemp
         import os
 
         def make_spill_dir() -> Path:
+            # (the results folder's parent is made here or by the writer, when missing:
+            # a campaign's runs/ is there already, a stat a run fewer)
+            out_dir.parent.mkdir(parents=True, exist_ok=True)
             temps.spill_dir = Path(tempfile.mkdtemp(
                 prefix=f".{out_dir.name}.tmp-{os.getpid()}-spill-", dir=out_dir.parent))
             return temps.spill_dir

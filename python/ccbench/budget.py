@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 #: Bytes of peak RSS per row, measured (see the module docstring), of a run that holds its
 #: records whole until it ends (the emulator).
@@ -118,13 +119,18 @@ def _duration(s: float) -> str:
 
 
 def available_memory() -> int:
-    """MemAvailable of /proc/meminfo (bytes); the physical memory elsewhere."""
+    """MemAvailable of /proc/meminfo (bytes); the physical memory elsewhere. (Read with
+    one open, read and close: a campaign checks it for every run.)"""
     try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
+        fd = os.open("/proc/meminfo", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            text = os.read(fd, 1 << 16)
+        finally:
+            os.close(fd)
+        for line in text.decode("ascii", "replace").splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
         pass
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -319,7 +325,8 @@ def check(exp: dict, *, memory_budget: int | str | None = None, packets: bool | 
     """Refuse (BudgetError) a run whose estimate exceeds the memory budget
     (``memory_budget`` bytes or a size such as "16G"; default :func:`default_budget`),
     MAX_WALL_S, or (a streamed run, its results folder's parent `disk_dir` given) the free
-    disk space there; or that would make more packet records than the core can number."""
+    disk space there (free_disk: a reading less than DISK_REFRESH_S old is reused); or that
+    would make more packet records than the core can number."""
     est = estimate(exp, packets=packets, streamed=streamed)
     if not enabled:
         return est
@@ -341,15 +348,52 @@ def check(exp: dict, *, memory_budget: int | str | None = None, packets: bool | 
                           "turn per-packet records off (--no-packets), shorten the run or "
                           "lower the rates")
     if disk_dir is not None and est.disk_bytes:
-        import shutil
-        free = shutil.disk_usage(disk_dir).free
+        where, free = free_disk(disk_dir, est.disk_bytes)
         if est.disk_bytes > free * DISK_FRACTION:
             raise BudgetError(
                 f"this run's records would fill ~{_size(est.disk_bytes)} of disk while it runs "
                 f"(chunks and tables), more than {DISK_FRACTION:.0%} of the {_size(free)} free "
-                f"in {disk_dir}: {est.describe()}; write the results elsewhere (-o DIR) or "
+                f"in {where}: {est.describe()}; write the results elsewhere (-o DIR) or "
                 f"{_hint()}")
     return est
+
+
+#: A free-space reading (statfs) is reused for this long by the next runs into the same
+#: folder, less what those runs planned to write (free_disk).
+DISK_REFRESH_S = 1.0
+#: folder → [folder read, free bytes at the reading, its time.monotonic(), bytes charged since]
+_disk_readings: dict[str, list] = {}
+
+
+def free_disk(folder, need: float = 0.0) -> tuple[Path, float | int]:
+    """The free disk space for a run that needs ``need`` bytes of it in ``folder`` (made
+    later if missing: its nearest existing parent is read), and the folder read; `check`
+    refuses the run when ``need`` exceeds DISK_FRACTION of it.
+
+    A campaign checks every run, and a statfs a run cost 0.1-0.4 ms of a 1-s run on a busy
+    VM's disk. So a reading is reused for DISK_REFRESH_S by the runs into the same folder,
+    each charged ``need`` (its whole estimate: chunks and tables at their peak) against
+    it: a run is given what the reading left after the runs before it. It is read again
+    when older than that, or when the run would be refused on what is left; so a run is
+    refused only on a fresh reading, never for a stale one. For this process's own runs
+    the check is as strict as a statfs a run (what a run leaves behind is less than its
+    charge); what other processes write in the file system is seen at most
+    DISK_REFRESH_S late — the margin, as a run's own check does not see what they write
+    while it runs either."""
+    import shutil
+    import time
+    key = os.path.abspath(folder)
+    now = time.monotonic()
+    r = _disk_readings.get(key)
+    if r is not None and now - r[2] <= DISK_REFRESH_S \
+            and need <= (r[1] - r[3]) * DISK_FRACTION:
+        left = r[1] - r[3]
+        r[3] += need
+        return r[0], left
+    where = next((p for p in (Path(key), *Path(key).parents) if p.exists()), Path("/"))
+    free = shutil.disk_usage(where).free
+    _disk_readings[key] = [where, free, now, need if need <= free * DISK_FRACTION else 0]
+    return where, free
 
 
 def parse_memory(text: str) -> int:
