@@ -61,13 +61,17 @@ def cpu_split() -> tuple[float, float]:
     return s.ru_utime + c.ru_utime, s.ru_stime + c.ru_stime
 
 
-def one(name: str, camp: Path, work: Path, n: int, keep: str = "tables") -> dict:
+def one(name: str, camp: Path, work: Path, n: int, keep: str = "tables", rnd: int = 0) -> dict:
     from ccbench.campaign import run_campaign
     kw = {"in-process": dict(jobs=1), "pool-1": dict(jobs=1), "pool-2": dict(jobs=2),
           "dask-2": dict(jobs=2, dask="local")}[name]
     executor = None
-    out = work / name
-    shutil.rmtree(out, ignore_errors=True)
+    # a fresh directory per round, all removed at the end: deleting the previous round's
+    # runs here made the next campaign's folders cost 2-5x the system time (ext4 mounted
+    # with discard; docs/benchmarks.md, "The run's folder in system calls"), and the
+    # earlier configurations' writes are flushed before the clock starts
+    out = work / f"{name}-{rnd}"
+    os.sync()
     load0 = os.getloadavg()[0]
     stamps = []
     (u0, s0), t0 = cpu_split(), time.perf_counter()
@@ -114,7 +118,7 @@ def main() -> int:
         for rnd in range(a.rounds):
             order = configs if rnd % 2 == 0 else configs[::-1]
             for name in order:
-                r = one(name, camp, work, a.runs, a.keep)
+                r = one(name, camp, work, a.runs, a.keep, rnd)
                 r["round"] = rnd
                 rows.append(r)
                 print(f"round {rnd} {name:<10} {r['wall_s']:6.2f} s  {r['runs_per_s']:6.1f} runs/s"

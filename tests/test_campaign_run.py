@@ -481,3 +481,48 @@ def test_campaign_runs_write_compact_metadata(tmp_path):
     text = (tmp_path / "single" / "metadata.json").read_text()
     assert text.count("\n") > 50 and json.loads(text) == one.meta
     assert set(json.loads(text)) == set(kept_whole)
+
+
+CRASH_AT_MARKER = """
+import os, sys
+sys.path.insert(0, {python!r})
+from ccbench.results import marker
+from ccbench.campaign import run_campaign
+real, n = marker.write_file, []
+
+def crash(path, data):
+    # the process dies (a power cut, SIGKILL) as the third run writes its last file,
+    # after its metadata.json is on disk in the temporary folder
+    if str(path).endswith(marker.MARKER):
+        n.append(path)
+        if len(n) == 3:
+            os._exit(9)
+    real(path, data)
+
+marker.write_file = crash
+run_campaign({camp!r}, {out!r}, jobs=1, progress=False, keep={keep!r})
+"""
+
+
+@pytest.mark.parametrize("keep", ["tables", "summary"])
+def test_a_run_cut_short_while_its_files_are_written_is_not_finished(tmp_path, keep):
+    """Each file of a run is written once into a folder nobody sees until its rename: a
+    crash after metadata.json is written but before the run's last file leaves no finished
+    run (no runs/<key>/metadata.json), only a temporary folder the next session removes
+    before it runs the run again."""
+    f = write(tmp_path, SMALL)
+    out = tmp_path / "out"
+    code = CRASH_AT_MARKER.format(python=str(ROOT / "python"), camp=str(f), out=str(out),
+                                  keep=keep)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 9, p.stderr
+    runs = [d for d in (out / "runs").iterdir() if not d.name.startswith(".")]
+    temps = [d for d in (out / "runs").iterdir() if d.name.startswith(".")]
+    assert len(runs) == 2 and all((d / "complete.json").is_file() for d in runs)
+    assert len(temps) == 1 and (temps[0] / "metadata.json").is_file()
+    assert not (temps[0] / "complete.json").exists()
+    again = run_campaign(f, out, jobs=1, progress=False, keep=keep)
+    assert again.ok and again.executed == 2 and again.skipped == 2
+    assert not [d for d in (out / "runs").iterdir() if d.name.startswith(".")]
+    whole = run_campaign(f, tmp_path / "whole", jobs=1, progress=False, keep=keep)
+    assert again.index.equals(whole.index)

@@ -189,3 +189,36 @@ def test_folder_without_marker_is_read_with_a_warning(tmp_path, exp_file):
         warnings.simplefilter("always")
         ccbench.load(res.path)
     assert any(issubclass(x.category, IncompleteWarning) for x in w)
+
+
+@pytest.mark.parametrize("meanwhile", ["empty folder", "a user's file", "a file"])
+def test_a_results_folder_made_while_the_run_was_written(tmp_path, exp_file, monkeypatch,
+                                                         meanwhile):
+    """The writer looks at the results folder once, before it writes (a campaign's runs:
+    one stat); one made by someone else before the rename is not overwritten blindly: an
+    empty folder is replaced, anything else refused as at the start, nothing half left."""
+    import ccbench
+    from ccbench.results import marker
+    out = tmp_path / "new" / "out"     # its parent is made too
+    real = marker.write
+
+    def meddle(path, data, **kw):
+        real(path, data, **kw)
+        if meanwhile == "a file":
+            out.write_text("x")
+        else:
+            out.mkdir()
+            if meanwhile == "a user's file":
+                (out / "notes.txt").write_text("mine")
+
+    monkeypatch.setattr(marker, "write", meddle)
+    exp = ccbench.load_experiment(exp_file)
+    if meanwhile == "empty folder":
+        ccbench.run(exp, out, reload=False)
+        assert (out / "complete.json").is_file() and (out / "metadata.json").is_file()
+    else:
+        with pytest.raises(FileExistsError, match="choose another -o DIR"):
+            ccbench.run(exp, out, reload=False)
+        assert not (out / "metadata.json").exists()
+        assert meanwhile == "a file" or (out / "notes.txt").read_text() == "mine"
+    assert hidden(out.parent) == []

@@ -92,9 +92,10 @@ def execute(task: dict, logs: dict | None = None) -> dict:
 
     key = task["key"]
     t0 = time.perf_counter()
+    host = socket.gethostname()
     if not task.get("probe") or os.path.exists(task["probe"]):
         _append_log(task.get("log"), {"event": "start", "key": key, "pid": os.getpid(),
-                                      "host": socket.gethostname()}, logs)
+                                      "host": host}, logs)
     tmp = None
     try:
         out = task.get("out")
@@ -141,7 +142,7 @@ def execute(task: dict, logs: dict | None = None) -> dict:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     outcome["wall_s"] = time.perf_counter() - t0
-    outcome["host"] = socket.gethostname()
+    outcome["host"] = host
     return outcome
 
 

@@ -49,6 +49,20 @@ def read(path: str | Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def write_file(path: str | Path, data: bytes) -> None:
+    """Create (or truncate) ``path`` and write ``data``: open, write, close — the three
+    system calls a file needs. ``Path.write_bytes`` adds an fstat, an ioctl and one or two
+    lseeks (the buffered file object's set-up), a third of a campaign run's file system
+    calls (docs/benchmarks.md, "Campaign layer")."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
 def write(path: str | Path, data: dict, *, atomic: bool = True) -> None:
     """Replace the marker atomically (a reader sees the old or the new one, never half);
     ``atomic=False`` writes it in place, for a folder nobody reads yet (the writer's
@@ -56,7 +70,7 @@ def write(path: str | Path, data: dict, *, atomic: bool = True) -> None:
     path = Path(path)
     data = {**data, "format": FORMAT, "updated": _now()}
     if not atomic:
-        (path / MARKER).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        write_file(path / MARKER, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
         return
     tmp = path / f".{MARKER}.tmp-{os.getpid()}"
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")

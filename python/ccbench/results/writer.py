@@ -7,10 +7,13 @@ everything else (a user's notes, a symlink): those entries move into the new dir
 Temporary directories left by killed writers (their pid is gone) are removed first."""
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +26,11 @@ from . import marker
 
 #: Temporaries without a pid in their name (older ccbench) are stale after this long.
 _LEGACY_STALE_S = 600
+#: A table smaller than this in memory is encoded into a buffer and written with one open
+#: and one write (the same bytes): polars given a path resolves it — a stat and a readlink
+#: per folder level — and opens the file twice, ~8 system calls a table, six tables a
+#: campaign run.
+SMALL_TABLE_BYTES = 16 * 2**20
 
 
 def _alive(pid: int) -> bool:
@@ -97,29 +105,23 @@ def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: di
     for name, df in tables.items():
         check(name, df)  # before anything is written
     out_dir = Path(out_dir)
-    if not out_dir.parent.is_dir():
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-    if out_dir.exists():
-        if not out_dir.is_dir():
-            raise FileExistsError(f"{out_dir} exists and is not a directory; choose another -o DIR")
-        if not (out_dir / "metadata.json").is_file() and any(out_dir.iterdir()):
-            raise FileExistsError(
-                f"{out_dir} exists and is not a ccbench results directory; choose another -o DIR")
-        if not overwrite and (out_dir / "metadata.json").is_file():
-            raise FileExistsError(f"{out_dir} already holds results; pass overwrite=True")
+    existed = _check_target(out_dir, overwrite)
     if recover:
         _recover(out_dir)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-{os.getpid()}-",
-                                dir=out_dir.parent))
+    tmp = _make_temporary(out_dir)
     try:
         meta = dict(meta)
         meta["tables"] = {}
-        from ..interrupt import checkpoint, critical
+        from ..interrupt import checkpoint   # (interrupt imports results.marker)
         for name, df in tables.items():
             # A fixed row-group size: the same bytes whether the table was in memory or
             # spilled to disk in chunks during the run (results/spill.py).
             opts = dict(compression="zstd", statistics=True, row_group_size=ROW_GROUP_ROWS)
-            if isinstance(df, pl.DataFrame):
+            if isinstance(df, pl.DataFrame) and df.estimated_size() <= SMALL_TABLE_BYTES:
+                buf = io.BytesIO()
+                df.write_parquet(buf, **opts)
+                marker.write_file(tmp / f"{name}.parquet", buf.getbuffer())
+            elif isinstance(df, pl.DataFrame):
                 df.write_parquet(tmp / f"{name}.parquet", **opts)
             else:
                 df.lazy().sink_parquet(tmp / f"{name}.parquet", **opts)
@@ -127,26 +129,71 @@ def write_results(out_dir: str | Path, tables: dict[str, pl.DataFrame], meta: di
             checkpoint("tables")
         for name, src in (extra_dirs or {}).items():
             shutil.move(str(src), str(tmp / name))
+        # each file written once into the folder nobody sees yet (no temporary file and
+        # rename per file: the folder's rename below is the one commit)
         for name, data in (files or {}).items():
-            (tmp / name).write_bytes(data)
+            marker.write_file(tmp / name, data)
         text = json.dumps(meta, indent=None if compact else 2, sort_keys=True) + "\n"
-        (tmp / "metadata.json").write_text(text)
+        marker.write_file(tmp / "metadata.json", text.encode())
         if written is not None:
             written["metadata.json"] = text
         marker.write(tmp, marker.initial(tables), atomic=False)   # tmp is not visible yet
-        with critical():
-            checkpoint("swap")
-            if out_dir.exists():
-                keep = marker.foreign(out_dir)
-                old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
-                os.rename(out_dir, old)
-                os.rename(tmp, out_dir)
-                for name in keep:
-                    os.rename(old / name, out_dir / name)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.rename(tmp, out_dir)
+        _commit(tmp, out_dir, existed)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out_dir
+
+
+def _check_target(out_dir: Path, overwrite: bool) -> bool:
+    """Refuse an ``out_dir`` that is not a results directory (or holds results and not
+    ``overwrite``); whether it exists. One stat when it does not (a campaign's runs)."""
+    try:
+        st = os.stat(out_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        raise FileExistsError(f"{out_dir} exists and is not a directory; choose another -o DIR")
+    if not (out_dir / "metadata.json").is_file() and any(out_dir.iterdir()):
+        raise FileExistsError(
+            f"{out_dir} exists and is not a ccbench results directory; choose another -o DIR")
+    if not overwrite and (out_dir / "metadata.json").is_file():
+        raise FileExistsError(f"{out_dir} already holds results; pass overwrite=True")
+    return True
+
+
+def _make_temporary(out_dir: Path) -> Path:
+    """The temporary sibling ``.NAME.tmp-<pid>-*``; the parent folders are made only when
+    missing (a campaign writes thousands of runs into one runs/ folder)."""
+    prefix = f".{out_dir.name}.tmp-{os.getpid()}-"
+    try:
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=out_dir.parent))
+    except FileNotFoundError:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=out_dir.parent))
+
+
+def _commit(tmp: Path, out_dir: Path, existed: bool) -> None:
+    """Rename ``tmp`` into place, with Ctrl-C held back until it is done: a new ``out_dir``
+    is one rename; an existing one is swapped, what a user kept in it moved across."""
+    from ..interrupt import checkpoint, critical   # (interrupt imports results.marker)
+    with critical():
+        checkpoint("swap")
+        if not existed:
+            try:
+                os.rename(tmp, out_dir)
+                return
+            except OSError as e:   # made meanwhile (not empty, or not a folder)
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                    raise
+            _check_target(out_dir, True)
+        elif not os.path.lexists(out_dir):   # removed meanwhile
+            os.rename(tmp, out_dir)
+            return
+        keep = marker.foreign(out_dir)
+        old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+        os.rename(out_dir, old)
+        os.rename(tmp, out_dir)
+        for name in keep:
+            os.rename(old / name, out_dir / name)
+        shutil.rmtree(old, ignore_errors=True)
