@@ -214,17 +214,16 @@ def test_more_packet_records_than_the_core_can_number_are_refused(tmp_path):
     ccbench.run({**exp, "duration_ns": 10**6}, tmp_path / "ok", packets=True)
 
 
-def test_free_disk_reading_is_reused_charged_and_read_again_before_a_refusal(tmp_path,
-                                                                            monkeypatch):
-    """A campaign's runs share one free-space reading for up to DISK_REFRESH_S, each charged
-    its whole estimate against it; the run that would not fit in what is left is checked on
-    a fresh reading and refused only if that refuses it too; an old reading is read again."""
+def test_free_disk_is_read_beside_the_results_folder_for_every_run(tmp_path, monkeypatch):
+    """Each run's check reads the free space (statfs) of its results folder's nearest
+    existing parent and refuses a run whose records would not fit; without the budget,
+    nothing is read."""
     import shutil
     from collections import namedtuple
     usage = namedtuple("usage", "total used free")
     exp = ccbench.load_experiment(ROOT / "examples" / "quickstart.yaml")
     need = budget.estimate(exp).disk_bytes
-    free = {"now": int(need / budget.DISK_FRACTION * 2.5)}   # room for two runs
+    free = {"now": int(need / budget.DISK_FRACTION * 2.5)}
     reads = []
 
     def disk_usage(p):
@@ -232,38 +231,12 @@ def test_free_disk_reading_is_reused_charged_and_read_again_before_a_refusal(tmp
         return usage(2**50, 2**50 - free["now"], free["now"])
 
     monkeypatch.setattr(shutil, "disk_usage", disk_usage)
-    clock = {"t": 1000.0}
-    monkeypatch.setattr(time, "monotonic", lambda: clock["t"])
     runs = tmp_path / "runs"          # not made yet: its nearest existing parent is read
     budget.check(exp, disk_dir=runs)
-    budget.check(exp, disk_dir=runs)  # the same reading, less the first run's estimate
-    assert reads == [str(tmp_path)]
-    # the third run would not fit in what the reading has left: a fresh reading decides,
-    # and the disk has room again (the first runs' spill chunks are gone) — accepted
-    free["now"] = int(need / budget.DISK_FRACTION * 1.5)
     budget.check(exp, disk_dir=runs)
-    assert len(reads) == 2
-    # the next would not fit either (the third run's chunks fill the disk): read again,
-    # and refused on that fresh reading
+    assert reads == [str(tmp_path)] * 2
     free["now"] = int(need / budget.DISK_FRACTION * 0.5)
     with pytest.raises(budget.BudgetError, match=f"free in {tmp_path}"):
         budget.check(exp, disk_dir=runs)
-    assert len(reads) == 3
-    # a reading older than DISK_REFRESH_S is not reused, even with room left in it
-    free["now"] = 2**45
-    budget.check(exp, disk_dir=runs)
-    assert len(reads) == 4
-    clock["t"] += budget.DISK_REFRESH_S / 2
-    budget.check(exp, disk_dir=runs)
-    assert len(reads) == 4
-    clock["t"] += budget.DISK_REFRESH_S
-    budget.check(exp, disk_dir=runs)
-    assert len(reads) == 5
-    # the disk filled meanwhile (another process): seen at the next reading
-    free["now"] = int(need)
-    clock["t"] += budget.DISK_REFRESH_S * 1.01
-    with pytest.raises(budget.BudgetError, match="would fill"):
-        budget.check(exp, disk_dir=runs)
-    # without the budget, nothing is read
     budget.check(exp, disk_dir=runs, enabled=False)
-    assert len(reads) == 6
+    assert len(reads) == 3

@@ -325,8 +325,8 @@ def check(exp: dict, *, memory_budget: int | str | None = None, packets: bool | 
     """Refuse (BudgetError) a run whose estimate exceeds the memory budget
     (``memory_budget`` bytes or a size such as "16G"; default :func:`default_budget`),
     MAX_WALL_S, or (a streamed run, its results folder's parent `disk_dir` given) the free
-    disk space there (free_disk: a reading less than DISK_REFRESH_S old is reused); or that
-    would make more packet records than the core can number."""
+    disk space there (free_disk); or that would make more packet records than the core can
+    number."""
     est = estimate(exp, packets=packets, streamed=streamed)
     if not enabled:
         return est
@@ -348,7 +348,7 @@ def check(exp: dict, *, memory_budget: int | str | None = None, packets: bool | 
                           "turn per-packet records off (--no-packets), shorten the run or "
                           "lower the rates")
     if disk_dir is not None and est.disk_bytes:
-        where, free = free_disk(disk_dir, est.disk_bytes)
+        where, free = free_disk(disk_dir)
         if est.disk_bytes > free * DISK_FRACTION:
             raise BudgetError(
                 f"this run's records would fill ~{_size(est.disk_bytes)} of disk while it runs "
@@ -358,42 +358,14 @@ def check(exp: dict, *, memory_budget: int | str | None = None, packets: bool | 
     return est
 
 
-#: A free-space reading (statfs) is reused for this long by the next runs into the same
-#: folder, less what those runs planned to write (free_disk).
-DISK_REFRESH_S = 1.0
-#: folder → [folder read, free bytes at the reading, its time.monotonic(), bytes charged since]
-_disk_readings: dict[str, list] = {}
-
-
-def free_disk(folder, need: float = 0.0) -> tuple[Path, float | int]:
-    """The free disk space for a run that needs ``need`` bytes of it in ``folder`` (made
-    later if missing: its nearest existing parent is read), and the folder read; `check`
-    refuses the run when ``need`` exceeds DISK_FRACTION of it.
-
-    A campaign checks every run, and a statfs a run cost 0.1-0.4 ms of a 1-s run on a busy
-    VM's disk. So a reading is reused for DISK_REFRESH_S by the runs into the same folder,
-    each charged ``need`` (its whole estimate: chunks and tables at their peak) against
-    it: a run is given what the reading left after the runs before it. It is read again
-    when older than that, or when the run would be refused on what is left; so a run is
-    refused only on a fresh reading, never for a stale one. For this process's own runs
-    the check is as strict as a statfs a run (what a run leaves behind is less than its
-    charge); what other processes write in the file system is seen at most
-    DISK_REFRESH_S late — the margin, as a run's own check does not see what they write
-    while it runs either."""
+def free_disk(folder) -> tuple[Path, int]:
+    """The free disk space for a run's records in ``folder`` (made later if missing: its
+    nearest existing parent is read), and the folder read. One statfs per run: it costs a
+    few microseconds (docs/benchmarks.md, "The run's folder in system calls")."""
     import shutil
-    import time
     key = os.path.abspath(folder)
-    now = time.monotonic()
-    r = _disk_readings.get(key)
-    if r is not None and now - r[2] <= DISK_REFRESH_S \
-            and need <= (r[1] - r[3]) * DISK_FRACTION:
-        left = r[1] - r[3]
-        r[3] += need
-        return r[0], left
     where = next((p for p in (Path(key), *Path(key).parents) if p.exists()), Path("/"))
-    free = shutil.disk_usage(where).free
-    _disk_readings[key] = [where, free, now, need if need <= free * DISK_FRACTION else 0]
-    return where, free
+    return where, shutil.disk_usage(where).free
 
 
 def parse_memory(text: str) -> int:
