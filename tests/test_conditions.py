@@ -160,7 +160,11 @@ def test_ou_jitter_wanders_with_its_sd_and_correlation_time(tmp_path):
     ok = i < len(sent)
     ok[ok] = sent[i[ok]] - sent[ok] <= 20 * MS
     r = np.corrcoef(x[ok], x[i[ok]])[0, 1]
-    assert ok.sum() > 100 and r > 0.8, (ok.sum(), r)  # measured 158 pairs, r 0.92
+    # How many packets have a neighbour 10-20 ms later depends on where the 4-packet window's
+    # bursts fall (158 pairs with r 0.92 when router noise was drawn at every router, 76 with
+    # r 0.98 with it once per path); 50 pairs put r's standard error near 0.03, far from the
+    # i.i.d. case's 0 below.
+    assert ok.sum() > 50 and r > 0.8, (ok.sum(), r)
     owd_n, sent_n = owd_series({"dist": "normal", "sd": "5ms"}, "normal")
     i = np.searchsorted(sent_n, sent_n + 10 * MS)
     ok = i < len(sent_n)

@@ -178,7 +178,10 @@ def test_convergence_ends_with_the_last_unfair_interval():
     import ccbench
     res = ccbench.run(
         {"duration": 8, "seed": 1, "central": {"rate": "20Mbit", "delay": "10ms", "queue": 100},
-         "flows": [{"scheme": "cubic"}, {"scheme": "cubic", "start": 2}]})
+         # Reno's AIMD converges here within a second of the second start; two CUBIC flows
+         # may not within the run (seed 1 unfair from 6 s on), and a metric of a run that
+         # never converges is another test
+         "flows": [{"scheme": "reno"}, {"scheme": "reno", "start": 2}]})
     (v,) = expect.evaluate(res, expect.parse(
         [{"metric": "convergence", "over": "flows", "threshold": 0.9, "after": "1s", "max": 6}],
         res.experiment["flows"], res.experiment["links"]))

@@ -260,8 +260,14 @@ impl Sim {
             noise: exp.host_noise.as_ref().map(|c| Box::new(Noise::new(c, exp.seed, n_links))),
         };
         if let Some(n) = sim.noise.as_deref_mut() {
-            for (e, l) in n.exits.iter_mut().zip(&sim.links) {
-                e.in_order = l.fifo_exit();
+            // An exit has noise only if some route ends there (docs: `router_ns` once per path).
+            let mut hosts = vec![false; n_links];
+            for p in sim.routes.iter().flat_map(|(p, r)| [p.last(), r.last()]).flatten() {
+                hosts[*p as usize] = true;
+            }
+            for ((e, l), h) in n.exits.iter_mut().zip(&sim.links).zip(hosts) {
+                e.hosts = h;
+                e.in_order = h && l.fifo_exit();
             }
         }
         for f in &exp.flows {
@@ -424,7 +430,7 @@ impl Sim {
                 if self.capture.is_some() {
                     self.capture_exit(l, m);
                 }
-                if self.noise.is_some() {
+                if self.noisy_exit(l) {
                     self.exit_noisy(l, m);
                 } else {
                     self.forward(m, false);
@@ -446,6 +452,12 @@ impl Sim {
     #[inline(always)]
     fn in_order_exit(&self, l: u32) -> bool {
         self.noise.as_deref().is_some_and(|n| n.exits[l as usize].in_order)
+    }
+
+    /// Whether link `l`'s exit has host noise (noise on and some route ends there).
+    #[inline(always)]
+    fn noisy_exit(&self, l: u32) -> bool {
+        self.noise.as_deref().is_some_and(|n| n.exits[l as usize].hosts)
     }
 
     #[inline]

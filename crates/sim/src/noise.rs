@@ -6,7 +6,7 @@
 //! find it full every time (the deterministic phase effect of Floyd & Jacobson, "On Traffic
 //! Phase Effects in Packet-Switched Gateways", 1992). Real stacks never line up like that: a
 //! packet that reaches a host waits for the interrupt, the softirq and the TCP code before
-//! anything answers it; a router forwards after its own processing; a timer fires after its
+//! anything answers it; an emulator releases it into the host a timer's error late; a timer fires after its
 //! slack. This module draws those delays from distributions measured on the kernel backend
 //! (`benches/host_noise.py`, docs/fidelity.md), one independent stream per element.
 //!
@@ -18,7 +18,12 @@
 //! Three tables, each a piecewise-linear inverse CDF given as `(probability, ns)` points:
 //! * `host_ns`: a packet that leaves a link into a host is handed to its TCP endpoint after
 //!   this delay (receive processing plus the transmit path of what it triggers);
-//! * `router_ns`: a packet that leaves a link into a router enters its next link after this;
+//! * `router_ns`: the emulator's release error, drawn **once per path**: a packet that leaves
+//!   its last link into its host waits `router_ns + host_ns`; a packet that leaves a link into
+//!   a router enters its next link at once. The kernel backend's engine computes every hop in
+//!   model time and only the release into the destination host's TUN happens at the wall
+//!   clock, so its release error reaches a packet once per direction whatever the number of
+//!   routers (docs/fidelity.md, "Datagram endpoints: the router element, not the hosts");
 //! * `timer_ns`: a host timer (pacing, RTO, TLP, delayed ACK) fires this late.
 //!
 //! Packets never overtake each other inside one element: the hand-over time is
@@ -185,13 +190,11 @@ pub fn clocked_rate(cfg: &NoiseConfig, seed: u64, id: u32, rate_bps: u64) -> u64
 /// smaller than an `Option` of the drawn-ahead tuple would make it: with many links most
 /// exits are cold when a packet reaches them, and each line read is a miss.
 pub struct ExitFifo {
-    /// The exit's stream, before the draw whose value is `next`.
+    /// The exit's stream, after the two draws whose sum is `next`.
     rng: Rng,
-    /// The next draw's delay in the table of the exit's last packet (`next_host`: hosts,
-    /// else routers), computed ahead: an exit's packets nearly always go to the same kind of
-    /// node, so a hand-over time waits only for an addition and the next delay is computed
-    /// off that path. The draws stay one per packet in exit order, and each packet's delay is
-    /// its draw's value in its own table, as without it.
+    /// The next host-bound packet's delay (`router_ns` then `host_ns`, two draws from the
+    /// exit's stream), computed ahead so that a hand-over time waits only for an addition.
+    /// The draws stay two per host-bound packet in exit order.
     next: u64,
     /// Hand-over time of the last packet whose delay was drawn here.
     last: u64,
@@ -204,9 +207,12 @@ pub struct ExitFifo {
     ahead_at: u64,
     ahead_id: u32,
     ahead: u8,
-    next_host: bool,
     /// Whether the link's exit uses `ahead` (set by the loop).
     pub in_order: bool,
+    /// Whether any packet leaves this exit into a host (set by the loop from the routes); an
+    /// exit that only feeds routers has no noise, and the loop forwards its packets as with
+    /// noise off.
+    pub hosts: bool,
 }
 
 /// A packet waiting at a link's exit: its hand-over time and the packet.
@@ -229,10 +235,10 @@ impl Noise {
         let (host, router, timer) = (Sampler::new(&cfg.host_ns), Sampler::new(&cfg.router_ns), Sampler::new(&cfg.timer_ns));
         let exits = (0..n_links)
             .map(|l| {
-                let rng = Rng::new(seed, NOISE_STREAM ^ l as u64);
-                let next = router.at(rng.clone().next_u64());
+                let mut rng = Rng::new(seed, NOISE_STREAM ^ l as u64);
+                let next = router.at(rng.next_u64()) + host.at(rng.next_u64());
                 let queue = Default::default();
-                ExitFifo { rng, next, last: 0, queue, ahead_at: 0, ahead_id: 0, ahead: 0, next_host: false, in_order: false }
+                ExitFifo { rng, next, last: 0, queue, ahead_at: 0, ahead_id: 0, ahead: 0, in_order: false, hosts: true }
             })
             .collect();
         let timer_rng = Rng::new(seed, TIMER_STREAM);
@@ -249,17 +255,19 @@ impl Noise {
     }
 
     /// The hand-over time at link `l`'s exit of the next packet to leave it, which leaves at
-    /// `now` for a host (`to_host`) or a router: `max(now + delay, previous hand-over)`.
+    /// `now` for a host (`to_host`: after the release error and the host's processing) or a
+    /// router (no delay): `max(now + delay, previous hand-over)`.
     #[inline]
     pub fn draw(&mut self, l: u32, now: u64, to_host: bool) -> u64 {
         let e = &mut self.exits[l as usize];
-        let x = e.rng.next_u64();
-        let s = if to_host { &self.host } else { &self.router };
-        let d = if e.next_host == to_host { e.next } else { s.at(x) };
-        let t = (now + d).max(e.last);
+        let t = if to_host {
+            let d = e.next;
+            e.next = self.router.at(e.rng.next_u64()) + self.host.at(e.rng.next_u64());
+            (now + d).max(e.last)
+        } else {
+            now.max(e.last)
+        };
         e.last = t;
-        e.next = s.at(e.rng.clone().next_u64());
-        e.next_host = to_host;
         t
     }
 
@@ -402,8 +410,9 @@ mod tests {
         assert!(naive_wrong > 0, "the probes never reach a value the multiplication alone gets wrong");
     }
 
-    /// The delays drawn ahead are, packet by packet, those of one draw per packet from the
-    /// exit's stream in the packet's own table, whatever the mix of hosts and routers.
+    /// The delays drawn ahead are, packet by packet, those of two draws per host-bound packet
+    /// from the exit's stream (`router_ns`, then `host_ns`), and router-bound packets take no
+    /// draw and no delay beyond the exit's order, whatever the mix of hosts and routers.
     #[test]
     fn delays_drawn_ahead_are_the_packets_own() {
         let cfg = NoiseConfig {
@@ -426,8 +435,13 @@ mod tests {
                 _ => pick.below(2) == 0,
             };
             let now = i * 700;
-            let table = if to_host { &cfg.host_ns } else { &cfg.router_ns };
-            last[l] = (now + sample(table, &mut streams[l])).max(last[l]);
+            let d = if to_host {
+                let r = sample(&cfg.router_ns, &mut streams[l]);
+                r + sample(&cfg.host_ns, &mut streams[l])
+            } else {
+                0
+            };
+            last[l] = (now + d).max(last[l]);
             assert_eq!(n.draw(l as u32, now, to_host), last[l], "packet {i} at exit {l}");
         }
         let mut timers = Rng::new(11, TIMER_STREAM);

@@ -47,14 +47,17 @@ fn bytes(out: &Output) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn in_order_exits_give_the_tables_of_an_event_per_arrival() {
     let fast = Sim::new(&exp()).unwrap();
-    assert!(fast.noise.as_ref().unwrap().exits.iter().all(|e| e.in_order));
+    // Routes end at links 2 and 5 (hosts b and a); the others feed routers and have no noise.
+    let exits = &fast.noise.as_ref().unwrap().exits;
+    assert_eq!(exits.iter().map(|e| (e.hosts, e.in_order)).collect::<Vec<_>>(),
+               [false, false, true, false, false, true].map(|h| (h, h)));
     let mut slow = Sim::new(&exp()).unwrap();
     slow.noise.as_mut().unwrap().exits.iter_mut().for_each(|e| e.in_order = false);
     let (fast, slow) = (fast.finish(), slow.finish());
     assert!(fast.stats.packets > 5000, "{}", fast.stats.packets);
-    // One wake-up per packet and hop instead of two.
+    // One wake-up per packet at a host-bound exit instead of two.
     assert!(
-        (fast.stats.events as f64) < 0.7 * slow.stats.events as f64,
+        (fast.stats.events as f64) < 0.8 * slow.stats.events as f64,
         "{} events against {}",
         fast.stats.events,
         slow.stats.events

@@ -22,13 +22,14 @@ def _table(us: tuple[float, ...]) -> list[tuple[float, int]]:
 
 #: Named noise models. ``host_ns``: data written into the receiver's TUN -> the ACK it
 #: causes read back (receive + transmit path); ``router_ns``: the emulator's release error
-#: (the forwarding noise of the emulated routers, itself a timer-driven wake-up);
+#: (a timer-driven wake-up), added once per path at the exit into the destination host, as
+#: the emulator computes the hops in model time and releases a packet into a TUN once;
 #: ``timer_ns``: the release error held at its p90. Values in µs at the probabilities ``_P``.
 #: ``clock_ppm``: each link's rate is off by a constant uniform in ±50 ppm (its own clock;
 #: IEEE 802.3 allows ±100 ppm).
 MODELS: dict[str, dict[str, Any]] = {
     "kernel": {
-        "model": "kernel: Linux 6.18 stack via ccbench-emu, benches/host_noise.py",
+        "model": "kernel: Linux 6.18 stack via ccbench-emu, benches/host_noise.py; release error once per path",
         "host_ns": _table((1.0, 16.2, 18.7, 20.6, 22.2, 23.8, 25.5, 27.5, 30.4, 38.0, 56.0, 101.7)),
         # Timer slack: how late a timer-driven wake-up runs, the engine's release error up to
         # its p90 (above it are the engine's preemptions on a loaded VM, not timer slack).

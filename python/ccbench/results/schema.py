@@ -74,17 +74,12 @@ def decode_column(name: str, dtype: str, buf, cats=None) -> pl.Series:
     arr = np.frombuffer(buf, dtype=_NP[dtype])
     if dtype == "bool":
         return pl.Series(name, arr.astype(bool))
-    if dtype == "f64":
+    if dtype == "f64":  # NaN is null_mask's rule, done by polars on the way in
         return pl.Series(name, arr, nan_to_null=True)
     s = pl.Series(name, arr)
-    if dtype == "i64" and (arr == NULL_I64).any():
-        s = s.to_frame().select(
-            pl.when(pl.col(name) == NULL_I64).then(None).otherwise(pl.col(name)).alias(name)
-        ).to_series()
-    if dtype == "i32" and name == "drop_link":
-        s = s.to_frame().select(
-            pl.when(pl.col(name) < 0).then(None).otherwise(pl.col(name)).alias(name)
-        ).to_series()
+    nulls = null_mask(name, dtype, arr)
+    if nulls is not None and nulls.any():
+        s = s.set(pl.Series(nulls), None)
     return s
 
 
@@ -102,7 +97,8 @@ def decode(cols: Iterable[tuple]) -> pl.DataFrame:
 
 
 def null_mask(name: str, dtype: str, arr: np.ndarray) -> np.ndarray | None:
-    """Which values of an encoded column stand for null (the rules `decode_column` applies):
+    """Which values of an encoded column stand for null (the one statement of the rules that
+    `decode_column`, `column_values` and `Encoded.array` apply):
     NaN in f64, the minimum in i64, a negative `drop_link`; None for a column without nulls."""
     if dtype == "f64":
         return np.isnan(arr)
