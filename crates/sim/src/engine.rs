@@ -280,6 +280,7 @@ impl Sim {
                 }
             }
         }
+        sim.expect_samples();
         sim.push(0, Kind::Sample, 0);
         Ok(sim)
     }

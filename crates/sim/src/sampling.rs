@@ -8,6 +8,23 @@ use super::{Endpoint, Kind, Sim};
 use crate::output::Output;
 
 impl Sim {
+    /// Tell the recorder how many `flows` and `queues` rows the run will make, so their
+    /// columns are reserved once instead of grown (`netmodel::records::FlowSamples::expect`):
+    /// a row per link and one per sampled flow (TCP or datagram; an upper bound, as a flow
+    /// may start late or stop) at every instant `0, s, 2s, … ≤ end`.
+    pub(super) fn expect_samples(&mut self) {
+        let instants = (self.end / self.sample_ns.max(1)).saturating_add(1) as usize;
+        let sampled = self
+            .conns
+            .iter()
+            .filter(|c| matches!(c.as_deref().map(|c| &c.ep), Some(Endpoint::Tcp { .. } | Endpoint::Dgram(_))))
+            .count();
+        self.rec.flows.expect(sampled.saturating_mul(instants));
+        self.rec.queues.expect(self.links.len().saturating_mul(instants));
+        // interval bins have the sample interval's width (Recorder::new)
+        self.rec.expect_bins(instants);
+    }
+
     pub(super) fn on_sample(&mut self) {
         let now = self.now;
         // Both scans read one cold structure per flow or link: prefetch a few ahead, in two

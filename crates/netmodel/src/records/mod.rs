@@ -6,6 +6,7 @@
 pub mod columns;
 pub mod probes;
 pub mod recorder;
+mod room;
 pub mod schema;
 
 pub use columns::{Col, Dtype, Table, NULL_I64};

@@ -4,8 +4,14 @@
 //! available from a run without per-packet records.
 
 use super::columns::{Col, Table, NULL_I64};
+use super::room;
 use super::schema::{self, CA_STATES, DROP_REASONS};
 use crate::link::{DropReason, Link};
+
+/// Room for `cap` values in each of the columns named ([`room::reserve_to`]).
+macro_rules! reserve {
+    ($cap:expr; $($col:expr),+ $(,)?) => { $(room::reserve_to(&mut $col, $cap);)+ };
+}
 
 /// Returned by [`Recorder::sent`] when per-packet records are off.
 pub const NO_RECORD: u32 = u32::MAX;
@@ -90,6 +96,9 @@ pub struct FlowSamples {
     pacing: Vec<f64>,
     delivery: Vec<f64>,
     cc: Vec<(&'static str, Vec<f64>)>,
+    /// Rows the run is expected to record in all (0: not known), and rows handed over so far.
+    expected: usize,
+    handed: usize,
 }
 
 impl FlowSamples {
@@ -123,7 +132,7 @@ impl FlowSamples {
             match self.cc.iter_mut().find(|c| same_name(c.0, name)) {
                 Some(c) => c.1[row] = v,
                 None => {
-                    let mut c = vec![f64::NAN; row + 1];
+                    let mut c = room::filled(row + 1, f64::NAN, self.time.capacity());
                     c[row] = v;
                     self.cc.push((name, c));
                 }
@@ -134,7 +143,25 @@ impl FlowSamples {
     /// Declare a `cc_<name>` column before any sample carries it (it stays NaN until then).
     pub fn declare_cc(&mut self, name: &'static str) {
         if !self.cc.iter().any(|c| c.0 == name) {
-            self.cc.push((name, vec![f64::NAN; self.time.len()]));
+            self.cc.push((name, room::filled(self.time.len(), f64::NAN, self.time.capacity())));
+        }
+    }
+
+    /// The run will record about `rows` rows in all (an upper bound: the simulator's flows
+    /// times its sample instants): room for them is made now, up to [`room::AHEAD_ROWS`],
+    /// and after each chunk handed over ([`FlowSamples::take`]) for as many as it held.
+    pub fn expect(&mut self, rows: usize) {
+        self.expected = rows;
+        self.reserve_rows(rows.min(room::AHEAD_ROWS));
+    }
+
+    /// Room for `cap` rows in every column.
+    fn reserve_rows(&mut self, cap: usize) {
+        reserve!(cap; self.time, self.flow, self.cwnd, self.ssthresh, self.srtt, self.rttvar, self.min_rtt,
+                 self.inflight, self.delivered, self.bytes_acked, self.retrans, self.lost, self.state,
+                 self.pacing, self.delivery);
+        for c in &mut self.cc {
+            room::reserve_to(&mut c.1, cap);
         }
     }
 
@@ -150,7 +177,11 @@ impl FlowSamples {
     /// columns known so far stay declared, so later rows keep their order.
     pub fn take(&mut self) -> Table {
         let cc = self.cc.iter().map(|c| (c.0, Vec::new())).collect();
-        std::mem::replace(self, FlowSamples { cc, ..Default::default() }).table()
+        let rows = self.len();
+        let (expected, handed) = (self.expected, self.handed + rows);
+        let t = std::mem::replace(self, FlowSamples { cc, expected, handed, ..Default::default() }).table();
+        self.reserve_rows(room::chunk_rows(rows, expected, handed));
+        t
     }
 
     pub fn table(self) -> Table {
@@ -220,6 +251,9 @@ pub struct QueueSamples {
     loss_drops: Vec<u64>,
     marks: Vec<u64>,
     sojourn_us: Vec<f64>,
+    /// As in [`FlowSamples`].
+    expected: usize,
+    handed: usize,
 }
 
 impl QueueSamples {
@@ -233,7 +267,22 @@ impl QueueSamples {
 
     /// Hand over the rows recorded so far as a table (a chunk of `queues`).
     pub fn take(&mut self) -> Table {
-        std::mem::take(self).table()
+        let rows = self.len();
+        let (expected, handed) = (self.expected, self.handed + rows);
+        let t = std::mem::replace(self, QueueSamples { expected, handed, ..Default::default() }).table();
+        self.reserve_rows(room::chunk_rows(rows, expected, handed));
+        t
+    }
+
+    /// As [`FlowSamples::expect`]: the simulator's links times its sample instants.
+    pub fn expect(&mut self, rows: usize) {
+        self.expected = rows;
+        self.reserve_rows(rows.min(room::AHEAD_ROWS));
+    }
+
+    fn reserve_rows(&mut self, cap: usize) {
+        reserve!(cap; self.time, self.link, self.packets, self.bytes, self.drops, self.dropped_bytes,
+                 self.tx_bytes, self.loss_drops, self.marks, self.sojourn_us);
     }
 
     /// Sample link `id` at `now` (call `Link::sync(now)` first).
@@ -347,6 +396,15 @@ impl Recorder {
             totals: vec![FlowTotals::default(); n_flows],
             flows: FlowSamples::default(),
             queues: QueueSamples::default(),
+        }
+    }
+
+    /// Each flow's interval bins will reach bin `bins - 1` if it is active to the end (the
+    /// simulator knows the run's length): reserve them once, up to [`room::AHEAD_BINS`],
+    /// instead of growing them bin by bin.
+    pub fn expect_bins(&mut self, bins: usize) {
+        for v in &mut self.bins {
+            room::reserve_to(v, bins.min(room::AHEAD_BINS));
         }
     }
 
@@ -476,6 +534,8 @@ impl Recorder {
             }
             if k >= min_rows {
                 out.push(self.packets_table(k));
+                // the rows left start the next chunk: room for as many as this one held
+                self.reserve_packets(n);
                 self.p_base += k as u64;
                 self.p_fated = self.p_fated.saturating_sub(k);
             }
@@ -487,6 +547,12 @@ impl Recorder {
             out.push(self.queues.take());
         }
         out
+    }
+
+    /// Room for `cap` packet rows in every `packets` column.
+    fn reserve_packets(&mut self, cap: usize) {
+        reserve!(cap; self.p_flow, self.p_seq, self.p_size, self.p_retrans, self.p_sent, self.p_arrival,
+                 self.p_drop_link, self.p_drop, self.p_drop_reason);
     }
 
     /// The first `k` packet rows held, as a `packets` table.
@@ -791,6 +857,20 @@ mod tests {
         for name in ["intervals", "delay_hist", "flowstats"] {
             assert_eq!(concat(&whole, name), concat(&chunks, name), "{name}");
         }
+    }
+
+    #[test]
+    fn expected_rows_are_reserved_at_once_and_again_after_each_chunk() {
+        let mut q = QueueSamples::default();
+        q.expect(100);
+        assert!(q.time.capacity() >= 100 && q.sojourn_us.capacity() >= 100);
+        (0..60).for_each(|k| q.push_row(k, 0, &QueueRow::default()));
+        q.take();
+        assert!(q.marks.capacity() >= 40, "the 40 rows still to come");
+        let mut f = FlowSamples::default();
+        f.expect(10);
+        f.push(0, 0, &FlowRow::default(), &[("x", 1.0)]);
+        assert!(f.cc[0].1.capacity() >= 10, "a cc column appearing later gets its table's room");
     }
 
     #[test]
