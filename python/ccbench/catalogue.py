@@ -318,8 +318,8 @@ def _scenario_md(schemes: list[dict], runs: dict[str, dict]) -> list[str]:
     n_dg = sum(s.get("transport") == "dgram" for s in schemes)
     w(f"Every congestion-control scheme in the simulator's registry ({len(schemes) - n_dg} TCP "
       f"schemes and {n_dg} datagram schemes — Pantheon's user-space algorithms on ccbench's "
-      "datagram transport, [datagram.md](datagram.md); `tao` needs a rule table of the user's and "
-      "is not run here; `indigo` runs its published checkpoint, shipped; `ccbench schemes` "
+      "datagram transport, [datagram.md](datagram.md); one more, `tao`, needs a rule table of "
+      "the user's and is not run here; `indigo` runs its published checkpoint, shipped; `ccbench schemes` "
       "lists them, `ccbench schemes NAME` shows one), each "
       "run alone in one standard scenario. Descriptions, sources and parameters come from the "
       "registry; plots and numbers from the runs. Regenerate this page with `ccbench catalogue "
