@@ -203,7 +203,7 @@ def _todo(ses: _Session, plan: Plan, *, backend: str, plots: bool, keep: str):
         ses.refs.append(replace(r, experiment=None))
         if r.error is not None:
             ses.lazy_failed.append(ses.refs[-1])
-        elif store.done_before(r.key) and (keep == "summary" or store.has_tables(r.key)):
+        elif store.is_done(r.key) and (keep == "summary" or store.has_tables(r.key)):
             res.skipped += 1
             if ses.prog is not None:
                 ses.prog.skip()

@@ -114,11 +114,7 @@ class Store:
         self._lock.flush()
         self.prov = provenance()
         self.manifest = self._check_versions(allow_mixed_versions)
-        # what runs/ and failed/ hold, listed once: only this session writes to them while
-        # it holds the lock (a stat of a run that is not there and an unlink of a failure
-        # record that never was cost a system call each a run)
-        self._present = self._clean_temporaries()
-        self._failures = {n[:-5] for n in os.listdir(self.failed) if n.endswith(".json")}
+        self._clean_temporaries()
         self._log = open(self.root / "log.jsonl", "a", buffering=1)
 
     def _check_versions(self, allow: bool) -> dict:
@@ -141,17 +137,12 @@ class Store:
             m.setdefault("mixed_versions", []).append({**p, "at": utc_now()})
         return m
 
-    def _clean_temporaries(self) -> set[str]:
-        """Remove killed writers' temporaries in runs/; the names of the runs there."""
-        present = set()
+    def _clean_temporaries(self) -> None:
         for d in self.runs.iterdir():
             if d.name.startswith(".dask-probe-"):
                 d.unlink(missing_ok=True)
             elif d.name.startswith(".") and (".tmp-" in d.name or ".old-" in d.name):
                 shutil.rmtree(d, ignore_errors=True)
-            else:
-                present.add(d.name)
-        return present
 
     # ------------------------------------------------------------------------- runs
     def run_dir(self, key: str) -> Path:
@@ -159,11 +150,6 @@ class Store:
 
     def is_done(self, key: str) -> bool:
         return (self.runs / key / "metadata.json").is_file()
-
-    def done_before(self, key: str) -> bool:
-        """`is_done` for a run not executed in this session yet: runs/ as listed when the
-        session began holds it (no stat of a run that is not there)."""
-        return key in self._present and self.is_done(key)
 
     def has_tables(self, key: str) -> bool:
         """Whether a finished run kept its tables (not only its summary, ``--keep summary``)."""
@@ -187,13 +173,12 @@ class Store:
     def record_failure(self, key: str, info: dict) -> None:
         _atomic_write(self.failed / f"{key}.json",
                       (json.dumps({**info, "at": utc_now()}, indent=2, default=str) + "\n").encode())
-        self._failures.add(key)
 
     def clear_failure(self, key: str) -> None:
-        """Remove the failure record of a run that has now succeeded, if it has one."""
-        if key in self._failures:
-            (self.failed / f"{key}.json").unlink(missing_ok=True)
-            self._failures.discard(key)
+        try:
+            (self.failed / f"{key}.json").unlink()
+        except FileNotFoundError:
+            pass
 
     def log(self, event: str, **fields) -> None:
         self._log.write(json.dumps({"event": event, "t": utc_now(), **fields}, default=str) + "\n")
