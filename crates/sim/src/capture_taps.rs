@@ -4,7 +4,7 @@
 
 use netmodel::PktMeta;
 
-use super::{Endpoint, Packet, Seg, Sim, ACK_BIT, HOP_MASK, HOP_SHIFT, IDX_MASK};
+use super::{Endpoint, Packet, Seg, Sim, ACK_BIT, HOP_MASK, IDX_MASK};
 use crate::capture::{Capture, Wire};
 
 impl Sim {
@@ -13,10 +13,7 @@ impl Sim {
     #[inline(never)]
     pub(super) fn capture_enter(&mut self, l: u32, meta: PktMeta) {
         let Some(mut cap) = self.capture.take() else { return };
-        let slot = meta.id & IDX_MASK;
-        let hop = (meta.id & HOP_MASK) >> HOP_SHIFT;
-        let ack = meta.id & ACK_BIT != 0;
-        let p = self.pkts.items[slot as usize];
+        let (slot, ack, p) = self.captured(meta);
         if !cap.knows(meta.flow) {
             let cfg = match self.conns[meta.flow as usize].as_deref().map(|c| &c.ep) {
                 Some(Endpoint::Tcp { sender, .. }) => Some(sender.tcp_config().clone()),
@@ -24,7 +21,7 @@ impl Sim {
             };
             cap.add_conn(meta.flow, p.flow, cfg.as_ref());
         }
-        if hop == 0 {
+        if meta.id & HOP_MASK == 0 {
             cap.on_host_send(slot, meta.flow, ack);
             let (src, dst) = cap.host_points(p.flow);
             self.capture_write(&mut cap, if ack { dst } else { src }, slot, meta, &p);
@@ -40,17 +37,12 @@ impl Sim {
     #[inline(never)]
     pub(super) fn capture_exit(&mut self, l: u32, meta: PktMeta) {
         let Some(mut cap) = self.capture.take() else { return };
-        let slot = meta.id & IDX_MASK;
-        let hop = (meta.id & HOP_MASK) >> HOP_SHIFT;
-        let ack = meta.id & ACK_BIT != 0;
-        let p = self.pkts.items[slot as usize];
+        let (slot, ack, p) = self.captured(meta);
         if cap.knows(meta.flow) {
             if let (_, Some(pt)) = cap.link_points(l) {
                 self.capture_write(&mut cap, pt, slot, meta, &p);
             }
-            let route = &self.routes[p.flow as usize];
-            let len = if ack { route.1.len() } else { route.0.len() };
-            if hop as usize + 1 == len {
+            if self.to_host(meta) {
                 let (src, dst) = cap.host_points(p.flow);
                 self.capture_write(&mut cap, if ack { src } else { dst }, slot, meta, &p);
                 if ack {
@@ -59,6 +51,12 @@ impl Sim {
             }
         }
         self.capture = Some(cap);
+    }
+
+    /// Packet `meta`'s slab slot, whether it is an acknowledgement, and its slab entry.
+    fn captured(&self, meta: PktMeta) -> (u32, bool, Packet) {
+        let slot = meta.id & IDX_MASK;
+        (slot, meta.id & ACK_BIT != 0, self.pkts.items[slot as usize])
     }
 
     fn capture_write(&self, cap: &mut Capture, point: u32, slot: u32, meta: PktMeta, p: &Packet) {
