@@ -103,7 +103,7 @@ impl Sim {
     }
 
     /// In-order link `l`'s next hand-over: its exit FIFO's front, else that of the next packet
-    /// to arrive, drawn now (the draws stay one per packet in exit order).
+    /// to arrive, drawn now (the draws stay in exit order).
     #[inline(never)]
     pub(super) fn next_hand_over(&mut self, l: u32) -> Option<u64> {
         let front = self.noise.as_deref().expect("noise on").front(l);

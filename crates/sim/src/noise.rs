@@ -203,7 +203,7 @@ pub struct ExitFifo {
     /// time already drawn for the packet that will leave next (its handle id; `ahead`: 0 =
     /// none drawn, else 1 + whether it goes to a host), so that the link's one wake-up can be
     /// at that time instead of one at the arrival and another at the hand-over. The draws
-    /// stay one per packet in exit order, as without it.
+    /// stay in exit order, as without it.
     ahead_at: u64,
     ahead_id: u32,
     ahead: u8,
