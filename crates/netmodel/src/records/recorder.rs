@@ -96,9 +96,8 @@ pub struct FlowSamples {
     pacing: Vec<f64>,
     delivery: Vec<f64>,
     cc: Vec<(&'static str, Vec<f64>)>,
-    /// Rows the run is expected to record in all (0: not known), and rows handed over so far.
-    expected: usize,
-    handed: usize,
+    /// Rows the run is expected to record in all, and handed over so far.
+    ahead: room::Ahead,
 }
 
 impl FlowSamples {
@@ -151,8 +150,9 @@ impl FlowSamples {
     /// times its sample instants): room for them is made now, up to [`room::AHEAD_ROWS`],
     /// and after each chunk handed over ([`FlowSamples::take`]) for as many as it held.
     pub fn expect(&mut self, rows: usize) {
-        self.expected = rows;
-        self.reserve_rows(rows.min(room::AHEAD_ROWS));
+        let room;
+        (self.ahead, room) = room::Ahead::expecting(rows);
+        self.reserve_rows(room);
     }
 
     /// Room for `cap` rows in every column.
@@ -177,10 +177,9 @@ impl FlowSamples {
     /// columns known so far stay declared, so later rows keep their order.
     pub fn take(&mut self) -> Table {
         let cc = self.cc.iter().map(|c| (c.0, Vec::new())).collect();
-        let rows = self.len();
-        let (expected, handed) = (self.expected, self.handed + rows);
-        let t = std::mem::replace(self, FlowSamples { cc, expected, handed, ..Default::default() }).table();
-        self.reserve_rows(room::chunk_rows(rows, expected, handed));
+        let (ahead, room) = self.ahead.after_chunk(self.len());
+        let t = std::mem::replace(self, FlowSamples { cc, ahead, ..Default::default() }).table();
+        self.reserve_rows(room);
         t
     }
 
@@ -252,8 +251,7 @@ pub struct QueueSamples {
     marks: Vec<u64>,
     sojourn_us: Vec<f64>,
     /// As in [`FlowSamples`].
-    expected: usize,
-    handed: usize,
+    ahead: room::Ahead,
 }
 
 impl QueueSamples {
@@ -267,17 +265,17 @@ impl QueueSamples {
 
     /// Hand over the rows recorded so far as a table (a chunk of `queues`).
     pub fn take(&mut self) -> Table {
-        let rows = self.len();
-        let (expected, handed) = (self.expected, self.handed + rows);
-        let t = std::mem::replace(self, QueueSamples { expected, handed, ..Default::default() }).table();
-        self.reserve_rows(room::chunk_rows(rows, expected, handed));
+        let (ahead, room) = self.ahead.after_chunk(self.len());
+        let t = std::mem::replace(self, QueueSamples { ahead, ..Default::default() }).table();
+        self.reserve_rows(room);
         t
     }
 
     /// As [`FlowSamples::expect`]: the simulator's links times its sample instants.
     pub fn expect(&mut self, rows: usize) {
-        self.expected = rows;
-        self.reserve_rows(rows.min(room::AHEAD_ROWS));
+        let room;
+        (self.ahead, room) = room::Ahead::expecting(rows);
+        self.reserve_rows(room);
     }
 
     fn reserve_rows(&mut self, cap: usize) {

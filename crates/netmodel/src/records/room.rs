@@ -22,10 +22,26 @@ pub(crate) const AHEAD_ROWS: usize = 1 << 22;
 /// Most interval bins a flow reserves ahead of them (1024 × 56 bytes; 10 s of 10 ms bins).
 pub(crate) const AHEAD_BINS: usize = 1 << 10;
 
-/// Room for the next chunk after one of `rows` rows was handed over: as many again, but no
-/// more than the `expected - handed` still to come (`expected` 0: not known, no room ahead).
-pub(crate) fn chunk_rows(rows: usize, expected: usize, handed: usize) -> usize {
-    rows.min(expected.saturating_sub(handed)).min(AHEAD_ROWS)
+/// A table's rows expected in all (0: not known) and handed over so far in chunks.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Ahead {
+    expected: usize,
+    handed: usize,
+}
+
+impl Ahead {
+    /// A run expected to record `rows` rows, and the room to make for them now.
+    pub(crate) fn expecting(rows: usize) -> (Ahead, usize) {
+        (Ahead { expected: rows, handed: 0 }, rows.min(AHEAD_ROWS))
+    }
+
+    /// After a chunk of `rows` rows was handed over: the new count, and room for the next
+    /// chunk — as many again, but no more than are still to come (none if not known).
+    pub(crate) fn after_chunk(self, rows: usize) -> (Ahead, usize) {
+        let handed = self.handed + rows;
+        let room = rows.min(self.expected.saturating_sub(handed)).min(AHEAD_ROWS);
+        (Ahead { handed, ..self }, room)
+    }
 }
 
 /// Make room in `v` for `cap` values in all (nothing if it has that much already). A
@@ -71,10 +87,15 @@ mod tests {
 
     #[test]
     fn chunks_reserve_what_is_still_to_come() {
-        assert_eq!(chunk_rows(500, 0, 500), 0, "unknown total: no room ahead");
-        assert_eq!(chunk_rows(500, 2000, 500), 500);
-        assert_eq!(chunk_rows(500, 2000, 1800), 200);
-        assert_eq!(chunk_rows(500, 2000, 2500), 0);
+        assert_eq!(Ahead::default().after_chunk(500).1, 0, "unknown total: no room ahead");
+        let (a, now) = Ahead::expecting(2000);
+        assert_eq!(now, 2000);
+        let (a, next) = a.after_chunk(500);
+        assert_eq!(next, 500);
+        let (a, next) = a.after_chunk(1300);
+        assert_eq!(next, 200);
+        assert_eq!(a.after_chunk(700).1, 0);
+        assert_eq!(Ahead::expecting(usize::MAX).1, AHEAD_ROWS);
         let c = filled(3, f64::NAN, 10);
         assert_eq!(c.len(), 3);
         assert!(c.capacity() >= 10 && c.iter().all(|x| x.is_nan()));
