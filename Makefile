@@ -7,7 +7,7 @@ STAMPS  := $(CURDIR)/.stamps
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: demo test build wheel setup rust-test py-test browser tshark bpf bench campaigns studies studies-reduced clean-results
+.PHONY: demo test build wheel setup rust-test py-test browser tshark bpf ns3 bench campaigns studies studies-reduced clean-results
 
 demo: build
 	$(PY) -m ccbench run examples/quickstart.yaml -o results/quickstart
@@ -64,6 +64,14 @@ tshark:
 	@command -v tshark >/dev/null 2>&1 || ($(call apt_install,tshark)) || \
 	  echo "note: no tshark and no way to install it; the capture cross-checks will be skipped"
 
+# Debian's ns-3 and the benchmark's dumbbell program built against it (benches/ns3/build.sh),
+# for the ns-3 half of `make bench`; without them benches/run.py times ccbench alone.
+ns3:
+	@test -x benches/build/ns3-dumbbell || \
+	  { { pkg-config --exists ns3-core 2>/dev/null || ($(call apt_install,libns3-dev g++ pkg-config)); } && \
+	    sh benches/ns3/build.sh >/dev/null; } || \
+	  echo "note: no ns-3 and no way to install it; make bench will time ccbench alone"
+
 # clang, libbpf headers and bpftool build and register BPF schemes (docs/bpf-schemes.md,
 # tests/test_emu_bpf.py); without them those tests skip.
 bpf:
@@ -73,7 +81,7 @@ bpf:
 
 # Speed against ns-3 (benches/run.py), then the regression guard: the headline figures of this
 # commit appended to benches/history/bench.jsonl (benches/history.py, docs/benchmarks.md).
-bench: build
+bench: build ns3
 	cargo build --release --quiet -p ccbench-sim --bin ccsim
 	$(PY) benches/run.py
 	$(PY) benches/history.py
