@@ -8,9 +8,12 @@ engine's release error (p50/p99/p99.9/max), the engine's CPU share of its core, 
 used on the engine's core, host steal time, TUN drops and the accuracy verdict.
 
     sudo .venv/bin/python benches/emu_accuracy.py [--duration 10] [--rates 100,1000]
-         [--schemes cubic,bbr] [--flows 1,16] [--json out.json]
+         [--schemes cubic,bbr] [--flows 1,16] [--buffers 64MiB] [--repeat 3]
+         [--json out.json]
 
-`--flows N` runs N flows of the scheme together (started at 0 s) instead of one.
+`--flows N` runs N flows of the scheme together (started at 0 s) instead of one; `--buffers
+64MiB` raises the TCP buffers' max (wmem and rmem) so that one flow can fill 2 Gbit/s;
+`--repeat K` runs each combination K times.
 Targets: ≥ 95 % utilisation and p99 ≤ 100 µs at 1 Gbit/s on a 2-core machine; the same at
 2 Gbit/s with one flow and at 1 Gbit/s with 16 flows.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -31,19 +35,25 @@ import ccbench  # noqa: E402
 from ccbench import config  # noqa: E402
 
 
-def experiment(scheme: str, rate_mbit: int, duration: float, flows: int = 1) -> dict:
-    return config.resolve({
+def experiment(scheme: str, rate_mbit: int, duration: float, flows: int = 1,
+               buffers: str | None = None) -> dict:
+    exp = {
         "duration": duration, "seed": 1,
         "central": {"rate": f"{rate_mbit}Mbit", "delay": "10ms", "queue": "1bdp"},
         "flows": [{"scheme": scheme, "flows": flows, "direction": "->"}],
         "record_packets": True,
-    }, source=f"emu_accuracy {flows} x {scheme} {rate_mbit} Mbit/s")
+    }
+    if buffers:
+        exp["tcp"] = {"wmem": [4096, 16384, buffers], "rmem": [4096, 131072, buffers]}
+    return config.resolve(exp, source=f"emu_accuracy {flows} x {scheme} {rate_mbit} Mbit/s")
 
 
 def measure(scheme: str, rate_mbit: int, duration: float, out: Path, warmup: float = 2.0,
-            flows: int = 1) -> dict:
-    exp = experiment(scheme, rate_mbit, duration, flows)
+            flows: int = 1, buffers: str | None = None) -> dict:
+    exp = experiment(scheme, rate_mbit, duration, flows, buffers)
+    load_start = os.getloadavg()[0]
     res = ccbench.run(exp, out, backend="emu")
+    load_end = os.getloadavg()[0]
     em = res.meta["emu"]
     fwd = exp["flows"][0]["path"][1]
     q = res.queues.filter(pl.col("link") == fwd).sort("time_ns")
@@ -54,6 +64,7 @@ def measure(scheme: str, rate_mbit: int, duration: float, out: Path, warmup: flo
     re_ = em["release_error_ns"]
     return {
         "scheme": scheme, "flows": flows, "rate_mbit": rate_mbit, "duration_s": duration,
+        "buffers": buffers,
         "utilisation": round(util, 4),
         "release_p50_us": re_["p50"] / 1e3, "release_p99_us": re_["p99"] / 1e3,
         "release_p999_us": re_["p999"] / 1e3, "release_max_us": re_["max"] / 1e3,
@@ -65,6 +76,7 @@ def measure(scheme: str, rate_mbit: int, duration: float, out: Path, warmup: flo
         "tun_drops": em["tun_drops"],
         "retrans_pkts": int(res.flowstats["retrans_pkts"].sum()),
         "accurate": em["accurate"], "reasons": em["inaccurate_reasons"],
+        "load_start": round(load_start, 2), "load_end": round(load_end, 2),
     }
 
 
@@ -74,20 +86,31 @@ def main() -> int:
     ap.add_argument("--rates", default="100,1000", help="Mbit/s, comma-separated")
     ap.add_argument("--schemes", default="cubic,bbr")
     ap.add_argument("--flows", default="1", help="flow counts, comma-separated")
+    ap.add_argument("--buffers", help="the TCP buffers' max (wmem and rmem), e.g. 64MiB; "
+                    "default Linux's (wmem max 4 MiB: one CUBIC flow then fills ~60 %% of 2 Gbit/s "
+                    "at 20 ms)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each combination")
+    ap.add_argument("--offloads", default="on",
+                    help="the TUNs' offloads, comma-separated on/off (each run sets "
+                    "CCBENCH_EMU_OFFLOADS; on,off interleaves the two packet paths)")
     ap.add_argument("--json", help="also write the rows to this file")
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="ccbench-emu-bench-") as tmp:
-        for rate, n, scheme in itertools.product([int(r) for r in a.rates.split(",")],
-                                                 [int(f) for f in a.flows.split(",")],
-                                                 a.schemes.split(",")):
-            r = measure(scheme, rate, a.duration, Path(tmp) / f"{scheme}-{rate}-{n}", flows=n)
+        for rate, n, scheme, k, off in itertools.product(
+                [int(r) for r in a.rates.split(",")], [int(f) for f in a.flows.split(",")],
+                a.schemes.split(","), range(a.repeat), a.offloads.split(",")):
+            os.environ["CCBENCH_EMU_OFFLOADS"] = off
+            r = measure(scheme, rate, a.duration, Path(tmp) / f"{scheme}-{rate}-{n}-{k}-{off}",
+                        flows=n, buffers=a.buffers)
+            r["offloads"] = off
             rows.append(r)
-            print(f"{n:>2} x {scheme:<6} {rate:>5} Mbit/s  util {r['utilisation'] * 100:6.2f} %  "
+            print(f"{n:>2} x {scheme:<6} {rate:>5} Mbit/s  offloads {off:<3}  util {r['utilisation'] * 100:6.2f} %  "
                   f"release p50 {r['release_p50_us']:6.1f} µs  p99 {r['release_p99_us']:7.1f} µs  "
                   f"p99.9 {r['release_p999_us']:7.1f} µs  max {r['release_max_us']:8.1f} µs  "
                   f"engine CPU {r['engine_cpu'] * 100:5.1f} % (busy {r['engine_busy'] * 100:5.1f} %)  foreign {100 * (r['foreign_cpu_on_engine_core'] or 0):5.1f} %  "
                   f"steal {100 * (r['steal'] or 0):4.1f} %  tun drops {r['tun_drops']}  "
+                  f"load {r['load_start']:.2f} -> {r['load_end']:.2f}  "
                   f"{'accurate' if r['accurate'] else 'INACCURATE: ' + '; '.join(r['reasons'])}",
                   flush=True)
     if a.json:

@@ -20,10 +20,18 @@ use crate::columns::write_table;
 use netmodel::records::{Col, Recorder, Table, NO_RECORD};
 use crate::packet::{self, SeqUnwrap, PROTO_TCP, TCP_ACK, TCP_SYN};
 use crate::runtime::{parse_addr, Runtime};
+use crate::vnet::{self, VnetHdr, VH};
 use netmodel::link::DropReason;
 use netmodel::{Link, Nanos, PktMeta};
 
+/// A slot's buffer: room for a `virtio_net_hdr` ([`VH`] bytes) and then the packet.
 const BUF: usize = 2048;
+/// The largest packet a TUN with offloads hands over (a 64-KB GSO packet and its header).
+const BIG: usize = VH + 65_536;
+/// Offloads: a run of one flow's due segments is joined into one write only when its first is
+/// this late (a catch-up when the engine has fallen behind, not the steady state; see
+/// [`Engine::write_due`]).
+const JOIN_LATE_NS: u64 = 25_000;
 /// Packets read from one TUN before the model is advanced again.
 const READ_BURST: usize = 32;
 
@@ -43,8 +51,11 @@ struct Route {
 }
 
 struct Slot {
+    /// `buf[VH..VH + len]` is the packet; `buf[..VH]` its `virtio_net_hdr` when written.
     buf: Box<[u8; BUF]>,
     len: u16,
+    /// Its transport checksum is partial (offloads): (start, offset) for `NEEDS_CSUM`.
+    csum: Option<(u16, u16)>,
     hop: u16,
     route: Route,
     ecn: u8,
@@ -56,6 +67,12 @@ struct Slot {
     sent: u64,
     /// Its per-packet record ([`NO_RECORD`] if none).
     rec: u32,
+}
+
+impl Slot {
+    fn pkt(&self) -> &[u8] {
+        &self.buf[VH..VH + self.len as usize]
+    }
 }
 
 #[derive(Default)]
@@ -99,11 +116,30 @@ struct Counters {
     in_net_at_end: u64,
     /// Time spent in zero-timeout ppoll calls that found nothing (spinning, not working), ns.
     idle_spin_ns: u64,
+    /// Offloads: reads that were GSO packets, and the segments cut from them.
+    gso_reads: u64,
+    gso_segments: u64,
+    /// Offloads: packets too long for a slot or of a segmentation the engine does not do.
+    refused: u64,
+    /// Offloads: writes that carried several due segments of one flow, and those segments.
+    joined_writes: u64,
+    joined_segments: u64,
 }
 
 pub struct Engine {
     t0: u64,
     fds: Vec<i32>,
+    /// The TUNs carry a `virtio_net_hdr` (offloads on: crate::vnet).
+    vnet: bool,
+    /// Offloads: the buffer a TUN packet is read into before it is cut into slots, and the
+    /// one a run of due segments is joined in.
+    big: Vec<u8>,
+    joined: Vec<u8>,
+    /// Offloads: runs of due segments may be joined when the engine is late.
+    join: bool,
+    /// Offloads: packets due for release, written when the model has been advanced (a run of
+    /// one flow's segments due together goes out as one GSO packet).
+    due: Vec<(u32, u64)>,
     dead: Vec<bool>,
     addr_host: HashMap<u32, u16>,
     links: Vec<Link>,
@@ -156,6 +192,7 @@ impl Engine {
         self.slots.push(Slot {
             buf: Box::new([0u8; BUF]),
             len: 0,
+            csum: None,
             hop: 0,
             route: Route { flow: 0, dir: Dir::Data, path: 0, dst_host: 0 },
             ecn: 0,
@@ -205,6 +242,7 @@ impl Engine {
             }
             self.collect_drops(l, t);
         }
+        self.write_due();
     }
 
     fn sample_queues(&mut self, t: u64) {
@@ -238,18 +276,18 @@ impl Engine {
         let id = meta.id as usize;
         let s = &mut self.slots[id];
         if meta.ecn != s.ecn {
-            packet::set_ecn(&mut s.buf[..], meta.ecn);
+            packet::set_ecn(&mut s.buf[VH..], meta.ecn);
             s.ecn = meta.ecn;
         }
         let path = &self.paths[s.route.path as usize];
         if let Some(c) = self.capture.as_mut() {
-            c.exit(path[s.hop as usize] as usize, at, &s.buf[..s.len as usize]);
+            c.exit(path[s.hop as usize] as usize, at, s.pkt());
         }
         s.hop += 1;
         if (s.hop as usize) < path.len() {
             let l = path[s.hop as usize] as usize;
             if let Some(c) = self.capture.as_mut() {
-                c.enter(l, at, &s.buf[..s.len as usize]);
+                c.enter(l, at, s.pkt());
             }
             self.links[l].enqueue(at, meta);
             self.collect_drops(l, at);
@@ -258,18 +296,81 @@ impl Engine {
         }
     }
 
-    /// Write a packet into its destination host's TUN (intended time `at`).
+    /// Write a packet into its destination host's TUN (intended time `at`); with offloads,
+    /// once the model has been advanced to now ([`Self::write_due`]).
     fn release(&mut self, id: u32, at: u64) {
+        if self.vnet {
+            self.due.push((id, at));
+            return;
+        }
         let s = &self.slots[id as usize];
-        let fd = self.fds[s.route.dst_host as usize];
+        let bytes = &s.buf[VH..VH + s.len as usize];
         // SAFETY: writing our own buffer to a TUN fd we own.
-        let w = unsafe { libc::write(fd, s.buf.as_ptr() as *const libc::c_void, s.len as usize) };
+        let w = unsafe { libc::write(self.fds[s.route.dst_host as usize], bytes.as_ptr() as *const libc::c_void, bytes.len()) };
         let actual = self.now();
-        if w < 0 {
+        self.released(id, at, actual, w >= 0);
+    }
+
+    /// Write the packets due (offloads), in order. When the engine has fallen behind (the
+    /// first of them [`JOIN_LATE_NS`] late or more), a run of segments of one flow that a
+    /// receiver's GRO would merge (`vnet::joins`) goes out as one GSO packet: one write, one
+    /// pass through the receiver's stack, as a NIC with GRO delivers a burst.
+    fn write_due(&mut self) {
+        if self.due.is_empty() {
+            return;
+        }
+        let due = std::mem::take(&mut self.due);
+        let late = self.now().saturating_sub(JOIN_LATE_NS);
+        let mut joined = std::mem::take(&mut self.joined);
+        let mut i = 0;
+        while i < due.len() {
+            let head = &self.slots[due[i].0 as usize];
+            let mut j = i + 1;
+            if head.data && head.csum.is_some() && due[i].1 <= late && self.join {
+                let mut bytes = vnet::tcp_payload(head.pkt());
+                while j < due.len() && j - i < vnet::MAX_JOIN {
+                    let s = &self.slots[due[j].0 as usize];
+                    if s.route.path != head.route.path || !s.data || s.csum.is_none() || !vnet::joins(head.pkt(), s.pkt(), bytes) {
+                        break;
+                    }
+                    bytes += vnet::tcp_payload(s.pkt());
+                    j += 1;
+                }
+            }
+            let fd = self.fds[head.route.dst_host as usize];
+            let w = if j - i > 1 {
+                vnet::merge_tcp4(due[i..j].iter().map(|&(id, _)| self.slots[id as usize].pkt()), &mut joined);
+                self.n.joined_writes += 1;
+                self.n.joined_segments += (j - i) as u64;
+                // SAFETY: writing our own buffer to a TUN fd we own.
+                unsafe { libc::write(fd, joined.as_ptr() as *const libc::c_void, joined.len()) }
+            } else {
+                let s = &mut self.slots[due[i].0 as usize];
+                VnetHdr::single(s.csum).write(&mut s.buf[..VH]);
+                let bytes = &s.buf[..VH + s.len as usize];
+                // SAFETY: writing our own buffer to a TUN fd we own.
+                unsafe { libc::write(fd, bytes.as_ptr() as *const libc::c_void, bytes.len()) }
+            };
+            let actual = self.now();
+            for &(id, at) in &due[i..j] {
+                self.released(id, at, actual, w >= 0);
+            }
+            i = j;
+        }
+        self.joined = joined;
+        self.due = due;
+        self.due.clear();
+    }
+
+    /// Bookkeeping of packet `id` written at `actual` (intended `at`): records, release error,
+    /// delivered and acknowledged bytes; its slot is freed.
+    fn released(&mut self, id: u32, at: u64, actual: u64, ok: bool) {
+        if !ok {
             self.n.write_errors += 1;
         }
+        let s = &self.slots[id as usize];
         if let Some(c) = self.capture.as_mut() {
-            c.host(s.route.dst_host, actual, &s.buf[..s.len as usize]);
+            c.host(s.route.dst_host, actual, s.pkt());
         }
         self.n.released_pkts += 1;
         let err = actual.saturating_sub(at);
@@ -289,7 +390,7 @@ impl Engine {
         }
         self.flows[route.flow as usize].udp_delivered += s.udp_payload as u64;
         if route.dir == Dir::Ack {
-            if let Some(h) = packet::parse(&s.buf[..s.len as usize]) {
+            if let Some(h) = packet::parse(s.pkt()) {
                 if h.proto == PROTO_TCP && h.flags & TCP_ACK != 0 {
                     let multi = self.flow_multi[route.flow as usize];
                     let f = if multi {
@@ -337,7 +438,7 @@ impl Engine {
         let len = self.slots[id as usize].len as usize;
         self.n.read_pkts += 1;
         self.n.read_bytes += len as u64;
-        let Some(h) = packet::parse(&self.slots[id as usize].buf[..len]) else {
+        let Some(h) = packet::parse(self.slots[id as usize].pkt()) else {
             self.n.not_ipv4 += 1;
             self.free.push(id);
             return;
@@ -411,15 +512,13 @@ impl Engine {
         self.in_net += 1;
         let meta = PktMeta { id, size: h.len, flow: route.flow, ecn: h.ecn };
         if let Some(c) = self.capture.as_mut() {
-            let len = self.slots[id as usize].len as usize;
-            c.host(src_host, t, &self.slots[id as usize].buf[..len]);
+            c.host(src_host, t, self.slots[id as usize].pkt());
         }
         self.advance(t);
         match self.paths[route.path as usize].first() {
             Some(&l) => {
                 if let Some(c) = self.capture.as_mut() {
-                    let len = self.slots[id as usize].len as usize;
-                    c.enter(l as usize, t, &self.slots[id as usize].buf[..len]);
+                    c.enter(l as usize, t, self.slots[id as usize].pkt());
                 }
                 self.links[l as usize].enqueue(t, meta);
                 self.collect_drops(l as usize, t);
@@ -428,34 +527,103 @@ impl Engine {
         }
     }
 
-    /// Read up to READ_BURST packets from host `h`'s TUN; returns the number read.
+    /// Read up to READ_BURST packets from host `h`'s TUN; returns the number of reads.
     fn read_tun(&mut self, h: usize) -> usize {
         let mut got = 0;
         while got < READ_BURST {
-            let id = self.alloc();
-            let fd = self.fds[h];
-            let buf = &mut self.slots[id as usize].buf;
-            // SAFETY: reading into a buffer we own, of its full size.
-            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, BUF) };
-            if r <= 0 {
-                self.free.push(id);
-                if r < 0 {
-                    let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-                    if e != libc::EAGAIN && e != libc::EINTR {
-                        // e.g. EBADFD after the namespace went away: the fd still polls as
-                        // readable, so stop polling it.
-                        self.dead[h] = true;
-                        self.n.dead_fds += 1;
-                    }
-                }
+            let ok = if self.vnet { self.read_vnet(h) } else { self.read_plain(h) };
+            if !ok {
                 break;
             }
-            let t = self.now();
-            self.slots[id as usize].len = r as u16;
-            self.on_read(id, h as u16, t);
             got += 1;
         }
         got
+    }
+
+    /// After a failed read: stop polling an fd that is gone (e.g. EBADFD once the namespace
+    /// went away: it still polls as readable).
+    fn read_failed(&mut self, h: usize, r: isize) {
+        if r < 0 {
+            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            if e != libc::EAGAIN && e != libc::EINTR {
+                self.dead[h] = true;
+                self.n.dead_fds += 1;
+            }
+        }
+    }
+
+    /// One packet from a TUN without offloads, read straight into a slot.
+    fn read_plain(&mut self, h: usize) -> bool {
+        let id = self.alloc();
+        let fd = self.fds[h];
+        let buf = &mut self.slots[id as usize].buf[VH..];
+        // SAFETY: reading into a buffer we own, of its full size.
+        let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+        if r <= 0 {
+            self.free.push(id);
+            self.read_failed(h, r);
+            return false;
+        }
+        let t = self.now();
+        let s = &mut self.slots[id as usize];
+        s.len = r as u16;
+        s.csum = None;
+        self.on_read(id, h as u16, t);
+        true
+    }
+
+    /// One read from a TUN with offloads: a packet, or a TCP GSO packet cut into segments, each
+    /// carried on its own from the time of the read.
+    fn read_vnet(&mut self, h: usize) -> bool {
+        let mut big = std::mem::take(&mut self.big);
+        // SAFETY: reading into a buffer we own, of its full size.
+        let r = unsafe { libc::read(self.fds[h], big.as_mut_ptr() as *mut libc::c_void, big.len()) };
+        if r <= VH as isize {
+            self.big = big;
+            self.read_failed(h, r);
+            return r > 0;
+        }
+        let t = self.now();
+        let hdr = VnetHdr::read(&big[..VH]);
+        let p = &big[VH..r as usize];
+        let complete = self.capture.is_some();
+        if hdr.tcp4_gso() {
+            self.n.gso_reads += 1;
+            let mut ids = Vec::new();
+            let cut = vnet::segment_tcp4(p, hdr.gso_size as usize, &mut [0u8; BUF - VH], |_, seg| {
+                let id = self.alloc();
+                self.fill(id, seg, Some((hdr.csum_start, hdr.csum_offset)), complete);
+                ids.push(id);
+            });
+            if cut.is_none() {
+                self.n.refused += 1;
+            }
+            self.n.gso_segments += ids.len() as u64;
+            for id in ids {
+                self.on_read(id, h as u16, t);
+            }
+        } else if hdr.other_gso() || p.len() > BUF - VH {
+            self.n.refused += 1;
+        } else {
+            let id = self.alloc();
+            self.fill(id, p, hdr.partial().then_some((hdr.csum_start, hdr.csum_offset)), complete);
+            self.on_read(id, h as u16, t);
+        }
+        self.big = big;
+        true
+    }
+
+    /// Copy packet `p` into slot `id`; a partial checksum is completed when `complete` (the
+    /// run captures packets, which should hold real checksums).
+    fn fill(&mut self, id: u32, p: &[u8], csum: Option<(u16, u16)>, complete: bool) {
+        let s = &mut self.slots[id as usize];
+        s.buf[VH..VH + p.len()].copy_from_slice(p);
+        s.len = p.len() as u16;
+        s.csum = csum;
+        if let (Some((start, offset)), true) = (csum, complete) {
+            vnet::complete(&mut s.buf[VH..VH + p.len()], start as usize, offset as usize);
+            s.csum = None;
+        }
     }
 
     /// One `progress t_ns=T bytes=B0,B1,...` line on stdout (read by the Python driver).
@@ -574,6 +742,11 @@ impl Engine {
         let mut eng = Engine {
             t0: 0,
             fds: rt.hosts.iter().map(|h| h.fd).collect(),
+            vnet: rt.tun_vnet,
+            big: if rt.tun_vnet { vec![0u8; BIG] } else { Vec::new() },
+            joined: Vec::with_capacity(if rt.tun_vnet { BIG } else { 0 }),
+            due: Vec::new(),
+            join: rt.tun_join,
             dead: vec![false; rt.hosts.len()],
             addr_host,
             links: Link::build_all(exp.links.iter().cloned(), exp.seed),
@@ -699,6 +872,8 @@ impl Engine {
                 "tun_write_errors": n.write_errors, "not_ipv4": n.not_ipv4, "unroutable": n.unroutable,
                 "model_drops": n.model_drops, "dead_fds": n.dead_fds, "polls": n.polls, "spins": n.spins,
                 "in_net_at_end": n.in_net_at_end, "slots": self.slots.len(),
+                "gso_reads": n.gso_reads, "gso_segments": n.gso_segments, "refused": n.refused,
+                "joined_writes": n.joined_writes, "joined_segments": n.joined_segments,
             },
             "links": self.links.iter().map(|l| serde_json::json!({
                 "enqueued_pkts": l.stats.enqueued_pkts, "dropped_pkts": l.stats.dropped_pkts,

@@ -12,6 +12,7 @@
 //! * [`columns`]: append-only columns written as raw little-endian files that the Python side
 //!   turns into polars Series (the same approach as the simulator's bindings).
 //! * [`runtime`]: the runtime configuration the Python backend hands to the engine.
+//! * [`vnet`]: the TUNs' offloads: `virtio_net_hdr`, cutting TCP GSO packets into segments.
 //!
 //! See docs/emulation.md for the design, the timing strategy and what is recorded.
 
@@ -23,3 +24,4 @@ pub mod dgram_io;
 pub mod engine;
 pub mod packet;
 pub mod runtime;
+pub mod vnet;

@@ -54,6 +54,13 @@ pub struct Runtime {
     #[serde(default)]
     pub progress_ns: u64,
     pub out_dir: String,
+    /// The TUN fds were opened with `IFF_VNET_HDR` and checksum/TCPv4 segmentation offloads
+    /// (crate::vnet): every read and write carries a `virtio_net_hdr`.
+    #[serde(default)]
+    pub tun_vnet: bool,
+    /// With `tun_vnet`: a late run of one flow's segments may be written as one GSO packet.
+    #[serde(default)]
+    pub tun_join: bool,
     /// Write pcapng captures (None: no capture).
     #[serde(default)]
     pub capture: Option<CaptureConfig>,

@@ -15,9 +15,14 @@ CLONE_NEWNET = 0x40000000
 TUNSETIFF = 0x400454CA
 IFF_TUN = 0x0001
 IFF_NO_PI = 0x1000
+IFF_VNET_HDR = 0x4000
+TUNSETOFFLOAD = 0x400454D0
+# include/uapi/linux/if_tun.h: checksum, TCPv4 segmentation, and segmentation with ECN (CWR)
+TUN_F_CSUM, TUN_F_TSO4, TUN_F_TSO_ECN = 0x01, 0x02, 0x08
 SIOCETHTOOL = 0x8946
 # legacy ethtool get/set commands (include/uapi/linux/ethtool.h): (get, set)
-ETHTOOL_FEATURES = {"sg": (0x18, 0x19), "tso": (0x1E, 0x1F), "gso": (0x23, 0x24), "gro": (0x2B, 0x2C)}
+ETHTOOL_FEATURES = {"tx-csum": (0x16, 0x17), "sg": (0x18, 0x19), "tso": (0x1E, 0x1F),
+                    "gso": (0x23, 0x24), "gro": (0x2B, 0x2C)}
 
 
 def setns(fd: int) -> None:
@@ -42,10 +47,15 @@ def in_netns(name: str):
         os.close(root)
 
 
-def open_tun(name: str) -> int:
-    """Create TUN interface `name` (no packet info) in the current namespace; its fd."""
+def open_tun(name: str, offloads: bool = False) -> int:
+    """Create TUN interface `name` (no packet info) in the current namespace; its fd. With
+    `offloads` every packet carries a `virtio_net_hdr` and the kernel may hand over TCPv4
+    packets unsegmented and with partial checksums (the engine cuts them: crates/emu vnet.rs)."""
     fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK)
-    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH22x", name.encode(), IFF_TUN | IFF_NO_PI))
+    flags = IFF_TUN | IFF_NO_PI | (IFF_VNET_HDR if offloads else 0)
+    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH22x", name.encode(), flags))
+    if offloads:
+        fcntl.ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO_ECN)
     return fd
 
 
@@ -56,13 +66,15 @@ def _ethtool(sock: socket.socket, ifname: str, cmd: int, data: int = 0) -> int:
     return struct.unpack("II", ev.raw)[1]
 
 
-def offloads_off(ifname: str) -> dict:
-    """Turn off SG/TSO/GSO/GRO on `ifname` (in the current namespace); returns the state."""
+def set_offloads(ifname: str, segmentation: bool) -> dict:
+    """Turn transmit checksums, SG, TSO and GSO on or off on `ifname` (in the current
+    namespace) and GRO off; returns the state. (Linux's TCP builds GSO-sized packets either way;
+    without the offloads the kernel cuts and checksums them in software before the TUN.)"""
     state = {}
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         for feat, (get, set_) in ETHTOOL_FEATURES.items():
             with contextlib.suppress(OSError):
-                _ethtool(s, ifname, set_, 0)
+                _ethtool(s, ifname, set_, int(segmentation and feat != "gro"))
             try:
                 state[feat] = bool(_ethtool(s, ifname, get))
             except OSError as e:

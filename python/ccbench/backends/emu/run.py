@@ -24,7 +24,7 @@ from .doctor import preflight
 from .live import PROGRESS_NS, FlowRates, parse_progress
 from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
     binary, host_addr, run_cmd
-from .netns import in_netns, offloads_off, open_tun, setns, write_sysctl
+from .netns import in_netns, open_tun, set_offloads, setns, write_sysctl
 from . import hostsys, tcpset
 
 
@@ -66,6 +66,20 @@ def _progress_cb(progress):
     return None
 
 
+OFFLOADS_ENV = "CCBENCH_EMU_OFFLOADS"
+OFFLOADS_MODES = ("on", "no-join", "off")
+
+
+def tun_offloads_wanted() -> str:
+    """The TUNs' packet path (docs/emulation.md, "Offloads"): ``on`` (checksum and segmentation
+    offloads, late runs of segments joined), ``no-join`` (offloads, every segment written
+    alone) or ``off``; ``CCBENCH_EMU_OFFLOADS`` chooses, a diagnostic switch for comparing them."""
+    v = os.environ.get(OFFLOADS_ENV, "on")
+    if v not in OFFLOADS_MODES:
+        raise EmuError(f"{OFFLOADS_ENV}={v!r}: use one of {', '.join(OFFLOADS_MODES)}")
+    return v
+
+
 class Emulation:
     """Set-up, run and teardown of one experiment on the emulation backend."""
 
@@ -91,6 +105,7 @@ class Emulation:
         self.engine_cpu = cpus[-1] if len(cpus) >= 2 else None
         self.app_cpus = cpus[:-1] if len(cpus) >= 2 else cpus
         self.offloads: dict = {}
+        self.tun_offloads = tun_offloads_wanted()
         self.tcp_plan = tcpset.HostPlan()
         self.agent_flows = [f for f in experiment["flows"] if not f.get("command")]
         # the command-scheme flows: a part with its own processes (commands.py)
@@ -117,8 +132,8 @@ class Emulation:
             with in_netns(ns):
                 for k, v in self.tcp_plan.sysctls[h].items():
                     write_sysctl(k, v)
-                self.tun_fds[h] = open_tun(TUN_NAME)
-                self.offloads[h] = offloads_off(TUN_NAME)
+                self.tun_fds[h] = open_tun(TUN_NAME, self.tun_offloads != "off")
+                self.offloads[h] = set_offloads(TUN_NAME, self.tun_offloads != "off")
             a = self.addr[h]
             run_cmd(["ip", "-n", ns, "-batch", "-"], input="\n".join([
                 "link set lo up",
@@ -150,6 +165,7 @@ class Emulation:
         rt = {"run_id": self.run_id, "experiment": self.exp, "hosts": hosts, "port_base": PORT_BASE,
               "engine_cpu": self.engine_cpu, "spin_ns": self.spin_ns,
               "engine_nice": ENGINE_NICE, "record_release": True, "out_dir": str(self.work / "engine"),
+              "tun_vnet": self.tun_offloads != "off", "tun_join": self.tun_offloads == "on",
               "progress_ns": PROGRESS_NS if self.progress else 0,
               **({"capture": {"dir": self.capture["dir"], "snaplen": self.capture["snaplen"]}}
                  if self.capture else {})}
@@ -442,7 +458,7 @@ class Emulation:
                              for v in tun.values()),
             "cpu_usage": usage,
             "steal_frac": usage.get("cpu", {}).get("steal"),
-            "offloads": self.offloads,
+            "offloads": self.offloads, "tun_offloads": self.tun_offloads,
             "netdev_max_backlog": {"during": hostsys.read(hostsys.BACKLOG_KEY),
                                    "raised_from": next((c["was"] for c in self.host_changes), None)},
             **tcpset.metadata(self.exp, self.tcp_plan),
