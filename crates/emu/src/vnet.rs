@@ -206,41 +206,46 @@ pub fn joins(head: &[u8], next: &[u8], bytes: usize) -> bool {
         && seq(next) == seq(head).wrapping_add(bytes as u32)
 }
 
-/// Write the run of segments `segs` (each accepted by [`joins`]) as one TCPv4 GSO packet into
-/// `out`: its `virtio_net_hdr`, the first segment's headers with the total length and the last
-/// segment's PSH, and the payloads in order; the checksum left partial.
-pub fn merge_tcp4<'a>(segs: impl Iterator<Item = &'a [u8]>, out: &mut Vec<u8>) {
+/// The headers of the GSO packet that joins a run of segments (each accepted by [`joins`]):
+/// into `out`, its `virtio_net_hdr` and the first segment's IPv4 and TCP headers with the
+/// run's total length, the last segment's PSH (`last`) and the checksums (TCP's partial), for
+/// `payload` bytes in all; the payloads follow in order (written with `writev`). Returns the
+/// length of the segment headers.
+pub fn join_head(first: &[u8], last: &[u8], payload: usize, out: &mut Vec<u8>) -> usize {
+    let ihl = ((first[0] & 0x0f) as usize) * 4;
+    let hl = ihl + ((first[ihl + 12] >> 4) as usize) * 4;
+    let mss = first.len() - hl;
+    let total = hl + payload;
     out.clear();
     out.resize(VH, 0);
-    let (mut ihl, mut hl, mut mss, mut psh) = (0, 0, 0, 0u8);
-    for (k, p) in segs.enumerate() {
-        if k == 0 {
-            ihl = ((p[0] & 0x0f) as usize) * 4;
-            hl = ihl + ((p[ihl + 12] >> 4) as usize) * 4;
-            mss = p.len() - hl;
-            out.extend_from_slice(p);
-        } else {
-            out.extend_from_slice(&p[hl..]);
-        }
-        psh = p[ihl + 13] & 0x08;
-    }
-    let total = out.len() - VH;
-    let pkt = &mut out[VH..];
-    pkt[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    pkt[ihl + 13] |= psh;
-    ip_checksum(pkt, ihl);
-    let ps = pseudo(pkt, total - ihl);
-    pkt[ihl + 16..ihl + 18].copy_from_slice(&ps.to_be_bytes());
-    let gso = if total - hl > mss { GSO_TCPV4 } else { GSO_NONE };
+    out.extend_from_slice(&first[..hl]);
+    let h = &mut out[VH..];
+    h[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    h[ihl + 13] |= last[ihl + 13] & 0x08;
+    ip_checksum(h, ihl);
+    let ps = pseudo(h, total - ihl);
+    h[ihl + 16..ihl + 18].copy_from_slice(&ps.to_be_bytes());
+    let gso = payload > mss;
     VnetHdr {
         flags: F_NEEDS_CSUM,
-        gso_type: gso,
+        gso_type: if gso { GSO_TCPV4 } else { GSO_NONE },
         hdr_len: hl as u16,
-        gso_size: if gso == GSO_NONE { 0 } else { mss as u16 },
+        gso_size: if gso { mss as u16 } else { 0 },
         csum_start: ihl as u16,
         csum_offset: 16,
     }
     .write(&mut out[..VH]);
+    hl
+}
+
+/// The run of segments `segs` as one GSO packet in `out` (`virtio_net_hdr` first): what the
+/// engine writes with `writev` from [`join_head`] and the payloads, in one buffer.
+pub fn merge_tcp4(segs: &[&[u8]], out: &mut Vec<u8>) {
+    let payload: usize = segs.iter().map(|p| tcp_payload(p)).sum();
+    let hl = join_head(segs[0], segs[segs.len() - 1], payload, out);
+    for p in segs {
+        out.extend_from_slice(&p[hl..]);
+    }
 }
 
 #[cfg(test)]
@@ -325,7 +330,8 @@ mod tests {
         ce[1] |= 3; // marked CE by a queue
         assert!(!joins(&got[0], &ce, 1448));
         let mut out = Vec::new();
-        merge_tcp4(got.iter().map(|s| s.as_slice()), &mut out);
+        let refs: Vec<&[u8]> = got.iter().map(|s| s.as_slice()).collect();
+        merge_tcp4(&refs, &mut out);
         let h = VnetHdr::read(&out);
         assert!(h.tcp4_gso() && h.partial());
         assert_eq!((h.gso_size, h.hdr_len, h.csum_start, h.csum_offset), (1448, 40, 20, 16));
@@ -337,7 +343,7 @@ mod tests {
             assert_eq!(a[..4], b[..4]);
             assert_eq!(a[12..], b[12..]);
         }
-        merge_tcp4(got[..1].iter().map(|s| s.as_slice()), &mut out);
+        merge_tcp4(&refs[..1], &mut out);
         assert_eq!(VnetHdr::read(&out).gso_type, GSO_NONE, "one segment is no GSO packet");
     }
 

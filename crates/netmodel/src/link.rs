@@ -359,6 +359,12 @@ impl Link {
         }
     }
 
+    /// Whether this link is a device on a shared channel (its next event then depends on the
+    /// other devices' attempts, not only on its own state).
+    pub fn shared_channel(&self) -> bool {
+        self.csma.is_some()
+    }
+
     /// Whether packets leave this link in the order they were put on the wire and nothing but
     /// their arrivals needs the owner's attention: not reordering, not on a shared channel, and
     /// a queue that drops only at enqueue. Then [`Link::peek_arrival`] names the next packet to
