@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
@@ -48,10 +49,23 @@ def experiment(scheme: str, rate_mbit: int, duration: float, flows: int = 1,
     return config.resolve(exp, source=f"emu_accuracy {flows} x {scheme} {rate_mbit} Mbit/s")
 
 
+def cpu_busy(seconds: float = 1.0) -> float:
+    """The machine's CPU busy share over the next `seconds` (/proc/stat): how quiet it is
+    just before a run (the load average lags: it still counts the previous run's processes)."""
+    def read():
+        f = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+        return sum(f), f[3] + f[4]
+    (t0, i0) = read()
+    time.sleep(seconds)
+    (t1, i1) = read()
+    return 1 - (i1 - i0) / max(1, t1 - t0)
+
+
 def measure(scheme: str, rate_mbit: int, duration: float, out: Path, warmup: float = 2.0,
             flows: int = 1, buffers: str | None = None) -> dict:
     exp = experiment(scheme, rate_mbit, duration, flows, buffers)
     load_start = os.getloadavg()[0]
+    busy_before = cpu_busy()
     res = ccbench.run(exp, out, backend="emu")
     load_end = os.getloadavg()[0]
     em = res.meta["emu"]
@@ -77,6 +91,7 @@ def measure(scheme: str, rate_mbit: int, duration: float, out: Path, warmup: flo
         "retrans_pkts": int(res.flowstats["retrans_pkts"].sum()),
         "accurate": em["accurate"], "reasons": em["inaccurate_reasons"],
         "load_start": round(load_start, 2), "load_end": round(load_end, 2),
+        "cpu_busy_before": round(busy_before, 3),
     }
 
 
@@ -110,7 +125,8 @@ def main() -> int:
                   f"p99.9 {r['release_p999_us']:7.1f} µs  max {r['release_max_us']:8.1f} µs  "
                   f"engine CPU {r['engine_cpu'] * 100:5.1f} % (busy {r['engine_busy'] * 100:5.1f} %)  foreign {100 * (r['foreign_cpu_on_engine_core'] or 0):5.1f} %  "
                   f"steal {100 * (r['steal'] or 0):4.1f} %  tun drops {r['tun_drops']}  "
-                  f"load {r['load_start']:.2f} -> {r['load_end']:.2f}  "
+                  f"load {r['load_start']:.2f} -> {r['load_end']:.2f} (CPU busy before "
+                  f"{100 * r['cpu_busy_before']:.0f} %)  "
                   f"{'accurate' if r['accurate'] else 'INACCURATE: ' + '; '.join(r['reasons'])}",
                   flush=True)
     if a.json:

@@ -61,6 +61,10 @@ pub struct Runtime {
     /// With `tun_vnet`: a late run of one flow's segments may be written as one GSO packet.
     #[serde(default)]
     pub tun_join: bool,
+    /// How late (ns) the first of a run must be for it to be joined (default 5 µs; the tests
+    /// set 0 to make joins happen).
+    #[serde(default = "default_join_late")]
+    pub join_late_ns: u64,
     /// Write pcapng captures (None: no capture).
     #[serde(default)]
     pub capture: Option<CaptureConfig>,
@@ -68,6 +72,10 @@ pub struct Runtime {
 
 fn default_spin() -> u64 {
     50_000
+}
+
+fn default_join_late() -> u64 {
+    5_000
 }
 
 fn default_nice() -> i32 {

@@ -31,11 +31,6 @@ use netmodel::{Link, Nanos, PktMeta};
 const BUF: usize = 2048;
 /// The largest packet a TUN with offloads hands over (a 64-KB GSO packet and its header).
 const BIG: usize = VH + 65_536;
-/// Offloads: a run of one flow's due segments is joined into one write only when its first is
-/// this late, about one write's time: when the engine has fallen behind, not while it keeps
-/// pace (see [`Engine::write_due`]; 16 CUBIC flows at 4 Gbit/s: 97-99 % of the rate with 0 or
-/// 5 µs, 86-94 % with 25 µs).
-const JOIN_LATE_NS: u64 = 5_000;
 /// Packets read from one TUN before the model is advanced again.
 const READ_BURST: usize = 32;
 
@@ -139,8 +134,11 @@ pub struct Engine {
     /// headers of a joined run of due segments (their payloads are written from the slots).
     big: Vec<u8>,
     joined: Vec<u8>,
-    /// Offloads: runs of due segments may be joined when the engine is late.
-    join: bool,
+    /// Offloads: runs of due segments may be joined when the engine is this late (ns): about
+    /// one write's time, i.e. when it has fallen behind, not while it keeps pace (see
+    /// `tun_io::write_due`; 16 CUBIC flows at 4 Gbit/s: 97-99 % of the rate with 0 or 5 µs,
+    /// 86-94 % with 25 µs). `None`: never.
+    join_late: Option<u64>,
     /// Offloads: packets due for release, written when the model has been advanced (a run of
     /// one flow's segments due together goes out as one GSO packet).
     due: Vec<(u32, u64)>,
@@ -636,7 +634,7 @@ impl Engine {
             big: if rt.tun_vnet { vec![0u8; BIG] } else { Vec::new() },
             joined: Vec::with_capacity(128),
             due: Vec::new(),
-            join: rt.tun_join,
+            join_late: rt.tun_join.then_some(rt.join_late_ns),
             dead: vec![false; rt.hosts.len()],
             addr_host,
             next_at: None,

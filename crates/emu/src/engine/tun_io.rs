@@ -2,7 +2,7 @@
 //! offloads, crate::vnet) GSO packets cut into segments; due packets written in order, late
 //! runs of one flow's segments joined into one GSO packet.
 
-use super::{Engine, BUF, JOIN_LATE_NS, READ_BURST};
+use super::{Engine, BUF, READ_BURST};
 use crate::vnet::{self, VnetHdr, VH};
 
 impl Engine {
@@ -106,7 +106,7 @@ impl Engine {
     }
 
     /// Write the packets due (offloads), in order. When the engine has fallen behind (the
-    /// first of a run [`JOIN_LATE_NS`] late or more), a run of segments of one flow that a
+    /// first of a run `join_late` late or more), a run of segments of one flow that a
     /// receiver's GRO would merge (`vnet::joins`) goes out as one GSO packet: one write, one
     /// pass through the receiver's stack, as a NIC with GRO delivers a burst.
     pub(super) fn write_due(&mut self) {
@@ -114,13 +114,13 @@ impl Engine {
             return;
         }
         let due = std::mem::take(&mut self.due);
-        let late = self.now().saturating_sub(JOIN_LATE_NS);
+        let late = self.join_late.map(|l| self.now().saturating_sub(l));
         let mut joined = std::mem::take(&mut self.joined);
         let mut i = 0;
         while i < due.len() {
             let head = &self.slots[due[i].0 as usize];
             let mut j = i + 1;
-            if head.data && head.csum.is_some() && due[i].1 <= late && self.join {
+            if head.data && head.csum.is_some() && late.is_some_and(|l| due[i].1 <= l) {
                 let mut bytes = vnet::tcp_payload(head.pkt());
                 while j < due.len() && j - i < vnet::MAX_JOIN {
                     let s = &self.slots[due[j].0 as usize];

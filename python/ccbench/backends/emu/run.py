@@ -84,12 +84,14 @@ class Emulation:
     """Set-up, run and teardown of one experiment on the emulation backend."""
 
     def __init__(self, experiment: dict, *, engine_bin: Path, agent_bin: Path,
-                 spin_ns: int = 50_000, progress=False, capture: dict | None = None):
+                 spin_ns: int = 50_000, progress=False, capture: dict | None = None,
+                 join_late_ns: int | None = None):
         self.exp = experiment
         self.capture = capture  # {dir, snaplen}: the engine writes pcapng (docs/captures.md)
         self.engine_bin = engine_bin
         self.agent_bin = agent_bin
         self.spin_ns = spin_ns
+        self.join_late_ns = join_late_ns  # None: the engine's default (5 µs)
         self.progress = _progress_cb(progress)
         self.rates = FlowRates()
         self.run_id = PREFIX + secrets.token_hex(3)
@@ -166,6 +168,7 @@ class Emulation:
               "engine_cpu": self.engine_cpu, "spin_ns": self.spin_ns,
               "engine_nice": ENGINE_NICE, "record_release": True, "out_dir": str(self.work / "engine"),
               "tun_vnet": self.tun_offloads != "off", "tun_join": self.tun_offloads == "on",
+              **({"join_late_ns": self.join_late_ns} if self.join_late_ns is not None else {}),
               "progress_ns": PROGRESS_NS if self.progress else 0,
               **({"capture": {"dir": self.capture["dir"], "snaplen": self.capture["snaplen"]}}
                  if self.capture else {})}
@@ -480,14 +483,15 @@ class Emulation:
 
 
 
-def emulate(experiment: dict, progress=False, spin_ns: int = 50_000, capture: dict | None = None):
+def emulate(experiment: dict, progress=False, spin_ns: int = 50_000, capture: dict | None = None,
+            join_late_ns: int | None = None):
     """Run a resolved experiment on the emulation backend; returns ({table: DataFrame},
     emu metadata, wall seconds). `capture` ({dir, snaplen}): the engine writes pcapng files
     of the packets' real bytes (docs/captures.md). Raises doctor.EmuUnavailable before
     creating anything when the machine cannot run it."""
     preflight(experiment)
     emu = Emulation(experiment, engine_bin=binary("engine"), agent_bin=binary("agent"),
-                    spin_ns=spin_ns, progress=progress, capture=capture)
+                    spin_ns=spin_ns, progress=progress, capture=capture, join_late_ns=join_late_ns)
     old = None
     if _in_main_thread():
         def on_term(signum, frame):
