@@ -3,7 +3,9 @@
     emulate(experiment) → ({table: DataFrame}, emu metadata dict, wall seconds)
 
 Every host of the topology becomes a network namespace `ccb-<runid>-<host>` holding one TUN
-interface (`ccbtun`, offloads off, MTU 1500, txqueuelen 10000, IPv6 off). The TUN fds are
+interface (`ccbtun`, checksum and segmentation offloads on: the engine cuts the kernel's GSO
+packets into segments itself, docs/emulation.md "Offloads"; MTU 1500, txqueuelen 10000, IPv6
+off). The TUN fds are
 opened here (inside each namespace) and handed to one real-time engine process in the root
 namespace (`ccbench-emu`, crates/emu), which carries every packet through the topology's links
 with the same netmodel code as the simulator. Flow agents (`ccbench-agent`) run inside the
