@@ -120,11 +120,19 @@ pub fn complete(p: &mut [u8], start: usize, offset: usize) {
     p[at..at + 2].copy_from_slice(&c.to_be_bytes());
 }
 
-/// The segments of a TCPv4 GSO packet `p` (IP header first) of `mss`-byte payloads: calls
-/// `out(k, segment)` with each segment's bytes built in `seg` (headers rewritten, the TCP
-/// checksum left partial). Returns the number of segments, or `None` if `p` is not a
-/// well-formed TCPv4 packet or `seg` is too small for one segment.
-pub fn segment_tcp4(p: &[u8], mss: usize, seg: &mut [u8], mut out: impl FnMut(usize, &[u8])) -> Option<usize> {
+/// A TCPv4 GSO packet to cut into `mss`-byte segments ([`Tcp4Cut::write`] builds each one).
+pub struct Tcp4Cut<'a> {
+    p: &'a [u8],
+    ihl: usize,
+    hl: usize,
+    mss: usize,
+    total: usize,
+    n: usize,
+}
+
+/// The cut of GSO packet `p` (IP header first) into `mss`-byte payloads, or `None` if `p` is
+/// not a well-formed TCPv4 packet or one segment would not fit `room` bytes.
+pub fn cut_tcp4(p: &[u8], mss: usize, room: usize) -> Option<Tcp4Cut<'_>> {
     if p.len() < 40 || p[0] >> 4 != 4 || p[9] != crate::packet::PROTO_TCP || mss == 0 {
         return None;
     }
@@ -135,37 +143,42 @@ pub fn segment_tcp4(p: &[u8], mss: usize, seg: &mut [u8], mut out: impl FnMut(us
     }
     let thl = ((p[ihl + 12] >> 4) as usize) * 4;
     let hl = ihl + thl;
-    if thl < 20 || total < hl || hl + mss > seg.len() {
+    if thl < 20 || total < hl || hl + mss > room {
         return None;
     }
-    let payload = total - hl;
-    let n = payload.div_ceil(mss).max(1);
-    let id0 = u16::from_be_bytes([p[4], p[5]]);
-    let seq0 = u32::from_be_bytes([p[ihl + 4], p[ihl + 5], p[ihl + 6], p[ihl + 7]]);
-    let flags0 = p[ihl + 13];
-    for k in 0..n {
-        let from = hl + k * mss;
-        let len = mss.min(total - from);
-        seg[..hl].copy_from_slice(&p[..hl]);
-        seg[hl..hl + len].copy_from_slice(&p[from..from + len]);
-        let s = &mut seg[..hl + len];
+    Some(Tcp4Cut { p, ihl, hl, mss, total, n: (total - hl).div_ceil(mss).max(1) })
+}
+
+impl Tcp4Cut<'_> {
+    pub fn segments(&self) -> usize {
+        self.n
+    }
+
+    /// Write segment `k` into `dst` (headers rewritten, the TCP checksum left partial); its
+    /// length.
+    pub fn write(&self, k: usize, dst: &mut [u8]) -> usize {
+        let (p, ihl, hl) = (self.p, self.ihl, self.hl);
+        let from = hl + k * self.mss;
+        let len = self.mss.min(self.total - from);
+        dst[..hl].copy_from_slice(&p[..hl]);
+        dst[hl..hl + len].copy_from_slice(&p[from..from + len]);
+        let s = &mut dst[..hl + len];
         s[2..4].copy_from_slice(&((hl + len) as u16).to_be_bytes());
+        let id0 = u16::from_be_bytes([p[4], p[5]]);
         s[4..6].copy_from_slice(&id0.wrapping_add(k as u16).to_be_bytes());
         ip_checksum(s, ihl);
-        s[ihl + 4..ihl + 8].copy_from_slice(&seq0.wrapping_add((k * mss) as u32).to_be_bytes());
-        let mut f = flags0;
-        if k + 1 < n {
-            f &= !(0x01 | 0x08); // FIN, PSH: the last segment's
+        let seq0 = u32::from_be_bytes([p[ihl + 4], p[ihl + 5], p[ihl + 6], p[ihl + 7]]);
+        s[ihl + 4..ihl + 8].copy_from_slice(&seq0.wrapping_add((k * self.mss) as u32).to_be_bytes());
+        if k + 1 < self.n {
+            s[ihl + 13] &= !(0x01 | 0x08); // FIN, PSH: the last segment's
         }
         if k > 0 {
-            f &= !0x80; // CWR: the first segment's
+            s[ihl + 13] &= !0x80; // CWR: the first segment's
         }
-        s[ihl + 13] = f;
-        let ps = pseudo(s, thl + len);
+        let ps = pseudo(s, hl - ihl + len);
         s[ihl + 16..ihl + 18].copy_from_slice(&ps.to_be_bytes());
-        out(k, s);
+        hl + len
     }
-    Some(n)
 }
 
 /// The most segments one coalesced write carries (44 × 1448 bytes of payload fit 64 KB).
@@ -238,19 +251,31 @@ pub fn join_head(first: &[u8], last: &[u8], payload: usize, out: &mut Vec<u8>) -
     hl
 }
 
-/// The run of segments `segs` as one GSO packet in `out` (`virtio_net_hdr` first): what the
-/// engine writes with `writev` from [`join_head`] and the payloads, in one buffer.
-pub fn merge_tcp4(segs: &[&[u8]], out: &mut Vec<u8>) {
-    let payload: usize = segs.iter().map(|p| tcp_payload(p)).sum();
-    let hl = join_head(segs[0], segs[segs.len() - 1], payload, out);
-    for p in segs {
-        out.extend_from_slice(&p[hl..]);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The run of segments `segs` as one GSO packet in `out` (`virtio_net_hdr` first): what the
+    /// engine writes with `writev` from [`join_head`] and the payloads, in one buffer.
+    fn merge_tcp4(segs: &[&[u8]], out: &mut Vec<u8>) {
+        let payload: usize = segs.iter().map(|p| tcp_payload(p)).sum();
+        let hl = join_head(segs[0], segs[segs.len() - 1], payload, out);
+        for p in segs {
+            out.extend_from_slice(&p[hl..]);
+        }
+    }
+
+    /// Every segment of `p` cut at `mss`, as the engine writes them into its slots.
+    fn segments(p: &[u8], mss: usize) -> Vec<Vec<u8>> {
+        let cut = cut_tcp4(p, mss, 2048).unwrap();
+        let mut seg = vec![0u8; 2048];
+        (0..cut.segments())
+            .map(|k| {
+                let n = cut.write(k, &mut seg);
+                seg[..n].to_vec()
+            })
+            .collect()
+    }
 
     /// A TCPv4 packet with `payload` bytes (pattern), PSH|ACK (and `extra` flags), seq 1000,
     /// its TCP checksum partial.
@@ -289,10 +314,8 @@ mod tests {
     #[test]
     fn cuts_gso_packets_as_linux_does() {
         let p = big(3000, 0x01 | 0x80); // FIN and CWR set on the whole
-        let mut seg = vec![0u8; 2048];
-        let mut got = Vec::new();
-        let n = segment_tcp4(&p, 1448, &mut seg, |_, s| got.push(s.to_vec())).unwrap();
-        assert_eq!(n, 3);
+        let got = segments(&p, 1448);
+        assert_eq!(got.len(), 3);
         let lens: Vec<usize> = got.iter().map(|s| s.len() - 40).collect();
         assert_eq!(lens, vec![1448, 1448, 104]);
         for (k, s) in got.iter().enumerate() {
@@ -315,9 +338,7 @@ mod tests {
     #[test]
     fn merging_undoes_cutting() {
         let p = big(5000, 0);
-        let mut seg = vec![0u8; 2048];
-        let mut got = Vec::new();
-        segment_tcp4(&p, 1448, &mut seg, |_, s| got.push(s.to_vec())).unwrap();
+        let got = segments(&p, 1448);
         for k in 1..got.len() {
             assert!(joins(&got[0], &got[k], k * 1448), "segment {k} continues the run");
         }
@@ -335,8 +356,7 @@ mod tests {
         let h = VnetHdr::read(&out);
         assert!(h.tcp4_gso() && h.partial());
         assert_eq!((h.gso_size, h.hdr_len, h.csum_start, h.csum_offset), (1448, 40, 20, 16));
-        let mut again = Vec::new();
-        segment_tcp4(&out[VH..], h.gso_size as usize, &mut seg, |_, s| again.push(s.to_vec())).unwrap();
+        let again = segments(&out[VH..], h.gso_size as usize);
         assert_eq!(again.len(), got.len());
         for (a, b) in again.iter().zip(&got) {
             // the same bytes but the IPv4 id (counted up from the first) and its checksum
@@ -349,14 +369,13 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_cut() {
-        let mut seg = vec![0u8; 2048];
         let mut p = big(3000, 0);
-        assert!(segment_tcp4(&p, 4000, &mut seg, |_, _| {}).is_none(), "segment larger than the buffer");
+        assert!(cut_tcp4(&p, 4000, 2048).is_none(), "segment larger than the buffer");
         p[9] = 17;
-        assert!(segment_tcp4(&p, 1448, &mut seg, |_, _| {}).is_none(), "not TCP");
-        assert!(segment_tcp4(&p[..30], 1448, &mut seg, |_, _| {}).is_none(), "truncated header");
+        assert!(cut_tcp4(&p, 1448, 2048).is_none(), "not TCP");
+        assert!(cut_tcp4(&p[..30], 1448, 2048).is_none(), "truncated header");
         p[9] = 6;
-        assert!(segment_tcp4(&p[..2000], 1448, &mut seg, |_, _| {}).is_none(), "shorter than its IP length");
+        assert!(cut_tcp4(&p[..2000], 1448, 2048).is_none(), "shorter than its IP length");
     }
 
     #[test]

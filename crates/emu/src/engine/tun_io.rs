@@ -68,17 +68,18 @@ impl Engine {
         let complete = self.capture.is_some();
         if hdr.tcp4_gso() {
             self.n.gso_reads += 1;
-            let mut ids = Vec::new();
-            let cut = vnet::segment_tcp4(p, hdr.gso_size as usize, &mut [0u8; BUF - VH], |_, seg| {
-                let id = self.alloc();
-                self.fill(id, seg, Some((hdr.csum_start, hdr.csum_offset)), complete);
-                ids.push(id);
-            });
-            if cut.is_none() {
+            let Some(cut) = vnet::cut_tcp4(p, hdr.gso_size as usize, BUF - VH) else {
                 self.n.refused += 1;
-            }
-            self.n.gso_segments += ids.len() as u64;
-            for id in ids {
+                self.big = big;
+                return true;
+            };
+            self.n.gso_segments += cut.segments() as u64;
+            for k in 0..cut.segments() {
+                // each segment built straight in its slot
+                let id = self.alloc();
+                let s = &mut self.slots[id as usize];
+                s.len = cut.write(k, &mut s.buf[VH..]) as u16;
+                self.set_csum(id, Some((hdr.csum_start, hdr.csum_offset)), complete);
                 self.on_read(id, h as u16, t);
             }
         } else if hdr.other_gso() || p.len() > BUF - VH {
@@ -92,15 +93,22 @@ impl Engine {
         true
     }
 
-    /// Copy packet `p` into slot `id`; a partial checksum is completed when `complete` (the
-    /// run captures packets, which should hold real checksums).
+    /// Copy packet `p` into slot `id` ([`Self::set_csum`] for its checksum).
     fn fill(&mut self, id: u32, p: &[u8], csum: Option<(u16, u16)>, complete: bool) {
         let s = &mut self.slots[id as usize];
         s.buf[VH..VH + p.len()].copy_from_slice(p);
         s.len = p.len() as u16;
+        self.set_csum(id, csum, complete);
+    }
+
+    /// Slot `id`'s checksum is partial at `csum` (or not); completed now when `complete` (the
+    /// run captures packets, which should hold real checksums).
+    fn set_csum(&mut self, id: u32, csum: Option<(u16, u16)>, complete: bool) {
+        let s = &mut self.slots[id as usize];
         s.csum = csum;
         if let (Some((start, offset)), true) = (csum, complete) {
-            vnet::complete(&mut s.buf[VH..VH + p.len()], start as usize, offset as usize);
+            let len = s.len as usize;
+            vnet::complete(&mut s.buf[VH..VH + len], start as usize, offset as usize);
             s.csum = None;
         }
     }
@@ -120,8 +128,9 @@ impl Engine {
         while i < due.len() {
             let head = &self.slots[due[i].0 as usize];
             let mut j = i + 1;
+            let mut bytes = 0; // payload of the run joined
             if head.data && head.csum.is_some() && late.is_some_and(|l| due[i].1 <= l) {
-                let mut bytes = vnet::tcp_payload(head.pkt());
+                bytes = vnet::tcp_payload(head.pkt());
                 while j < due.len() && j - i < vnet::MAX_JOIN {
                     let s = &self.slots[due[j].0 as usize];
                     if s.route.path != head.route.path || !s.data || s.csum.is_none() || !vnet::joins(head.pkt(), s.pkt(), bytes) {
@@ -134,8 +143,7 @@ impl Engine {
             let fd = self.fds[head.route.dst_host as usize];
             let w = if j - i > 1 {
                 let (first, last) = (self.slots[due[i].0 as usize].pkt(), self.slots[due[j - 1].0 as usize].pkt());
-                let payload = due[i..j].iter().map(|&(id, _)| vnet::tcp_payload(self.slots[id as usize].pkt())).sum();
-                let hl = vnet::join_head(first, last, payload, &mut joined);
+                let hl = vnet::join_head(first, last, bytes, &mut joined);
                 let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; vnet::MAX_JOIN + 1];
                 iov[0] = libc::iovec { iov_base: joined.as_ptr() as *mut libc::c_void, iov_len: joined.len() };
                 for (k, &(id, _)) in due[i..j].iter().enumerate() {
