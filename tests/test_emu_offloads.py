@@ -59,7 +59,7 @@ def test_gso_packets_are_cut_into_the_wire_segments(monkeypatch):
     assert c["refused"] == 0 and c["tun_write_errors"] == 0
     _check_segments(tables)
     fs = tables["flowstats"].row(0, named=True)
-    assert fs["delivered_bytes"] > 0.5 * 300e6 / 8 * 1.0  # over half the link in 2 s
+    assert fs["delivered_bytes"] > 0.25 * 300e6 / 8 * 2  # over a quarter of what 2 s carry
 
 
 @root
@@ -74,7 +74,7 @@ def test_joined_runs_reach_the_receiver(monkeypatch):
     assert meta["tun_drops"] == 0
     _check_segments(tables)
     fs = tables["flowstats"].row(0, named=True)
-    assert fs["delivered_bytes"] > 0.5 * 1e9 / 8 * 1.0
+    assert fs["delivered_bytes"] > 0.25 * 1e9 / 8 * 2  # a stalled flow would deliver ~0
     # every released data segment is in the records, joined or not
     assert tables["packets"].filter(pl.col("arrival_ns").is_not_null()).height == fs["delivered_pkts"]
 
