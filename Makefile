@@ -41,8 +41,13 @@ wheel: setup
 rust-test:
 	cargo test --release --workspace --exclude ccbench-py
 
+# The tests that do not touch the kernel backend run on every core (whole files to a worker, so
+# a module's shared fixture runs once); then the kernel-backend tests alone, as their real-time
+# runs need the machine to themselves (tests/conftest.py marks them; docs/testing.md).
+PYTEST_JOBS ?= auto
 py-test: browser tshark bpf
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not kernel" -n $(PYTEST_JOBS) --dist loadfile
+	$(PY) -m pytest -q -m kernel
 
 # apt-get install of the packages $(1), as root or through `sudo -n`; when the first try fails
 # (a fresh image has no package lists yet) the lists are refreshed once and it tries again.

@@ -17,7 +17,6 @@ import pytest
 
 import ccbench
 import ccbench.api  # run_both: not one of the lazily re-exported names
-import ccbench.api  # run_both: not one of the lazily re-exported names
 from ccbench.backends import emu
 from test_emu import pytestmark as _emu_skip
 from test_emu_bpf import rerun_when_flagged
@@ -114,10 +113,14 @@ def test_a_pantheon_wrapper_around_ccbench_dgram_is_recorded_as_the_scheme_itsel
     assert agent["command"] == "pantheon" and agent["run_first"] == "receiver"
     a = ccbench.analyze(sim).summary.row(0, named=True)
     b = ccbench.analyze(wrap).summary.row(0, named=True)
-    # fixed's default 10 Mbit/s of datagram bytes; the wrapper's processes start late by their
-    # start-up (Python, exec), so the kernel side's average is up to ~5 % lower
+    # fixed's default 10 Mbit/s of datagram bytes. The wrapper's processes start late by their
+    # start-up (Python, exec): 2-5 % of the 3 s on a quiet machine, 6.1 % in the CI run of
+    # 2026-11-30 (9.57 against 10.19 Mbit/s). So the whole-run average only has to be close,
+    # and what must match is the second and third seconds, once both send.
     assert a["avg_tput_mbps"] == pytest.approx(10 * 1500 / 1472, rel=0.02)
-    assert b["avg_tput_mbps"] == pytest.approx(a["avg_tput_mbps"], rel=0.06)
+    assert 0.8 * a["avg_tput_mbps"] < b["avg_tput_mbps"] <= a["avg_tput_mbps"] * 1.01
+    after = [_delivered_after(r, 1.0) for r in (sim, wrap)]
+    assert after[1] == pytest.approx(after[0], rel=0.02)
     assert b["loss_pct"] == 0 and wrap.packets.height > 2000
     assert abs(b["mean_delay_ms"] - a["mean_delay_ms"]) < 0.3
 
