@@ -114,13 +114,15 @@ def test_a_pantheon_wrapper_around_ccbench_dgram_is_recorded_as_the_scheme_itsel
     a = ccbench.analyze(sim).summary.row(0, named=True)
     b = ccbench.analyze(wrap).summary.row(0, named=True)
     # fixed's default 10 Mbit/s of datagram bytes. The wrapper's processes start late by their
-    # start-up (Python, exec): 2-5 % of the 3 s on a quiet machine, 6.1 % in the CI run of
-    # 2026-11-30 (9.57 against 10.19 Mbit/s). So the whole-run average only has to be close,
-    # and what must match is the second and third seconds, once both send.
+    # start-up (Python, exec), ~0.1-0.3 s of the 3 s, so the whole-run average only has to be
+    # close; the second and third seconds must match. (They did not while the hosts shared
+    # the machine's TCP hash: the monitor's sock_diag dump walked its 262 144 buckets every
+    # 10 ms, ~1.5 ms on the senders' CPU, and the wrapper's sender fell 3.6-5 % short —
+    # 2 455 500 against 2 547 000 bytes in a CI run of 2026-11-30; now within 0.3 %.)
     assert a["avg_tput_mbps"] == pytest.approx(10 * 1500 / 1472, rel=0.02)
     assert 0.8 * a["avg_tput_mbps"] < b["avg_tput_mbps"] <= a["avg_tput_mbps"] * 1.01
     after = [_delivered_after(r, 1.0) for r in (sim, wrap)]
-    assert after[1] == pytest.approx(after[0], rel=0.02)
+    assert after[1] == pytest.approx(after[0], rel=0.01)
     assert b["loss_pct"] == 0 and wrap.packets.height > 2000
     assert abs(b["mean_delay_ms"] - a["mean_delay_ms"]) < 0.3
 

@@ -115,12 +115,17 @@ pub fn stop_time(a: &Args, t0: u64, end: u64) -> u64 {
     }
 }
 
-/// `launch --at ABS_NS [--run ID] -- PROGRAM ARGS...`: sleep until CLOCK_MONOTONIC time ABS_NS,
-/// then exec PROGRAM (command schemes start at the flow's start without launch latency).
+/// `launch --at ABS_NS [--nice N] [--run ID] -- PROGRAM ARGS...`: sleep until CLOCK_MONOTONIC
+/// time ABS_NS, then exec PROGRAM (command schemes start at the flow's start without launch
+/// latency). With `--nice`, PROGRAM runs at the agents' priority ([`clock::prioritise`]: its
+/// session's autogroup and itself at nice N), as ccbench's own ends of a flow do.
 pub fn launch(v: &[String]) -> ! {
     let sep = v.iter().position(|x| x == "--").unwrap_or_else(|| die(2, "launch: missing -- PROGRAM"));
     let a = Args::parse(&v[..sep]);
     let at = a.u64("at", None);
+    if let Some(n) = a.0.get("nice") {
+        clock::prioritise(n.parse().unwrap_or_else(|_| die(2, "launch --nice: not an integer")));
+    }
     let argv: Vec<std::ffi::CString> = v[sep + 1..]
         .iter()
         .map(|x| std::ffi::CString::new(x.as_str()).unwrap_or_else(|_| die(2, "launch: NUL in argument")))

@@ -71,11 +71,13 @@ class CommandFlows:
         return env
 
     def _spawn(self, f: dict, role: str, host: str, argv: list[str], at: int | None = None):
-        """Start one process of a command scheme in `host`'s namespace, in its own process
-        group (killed as a whole), output to a log in the work directory. With `at`, the
-        agent's `launch` sleeps until that CLOCK_MONOTONIC time and then execs it."""
-        if at is not None:
-            argv = [str(self.agent_bin), "launch", "--at", str(at), "--run", self.run_id, "--", *argv]
+        """Start one process of a command scheme in `host`'s namespace, in its own session and
+        process group (killed as a whole), output to a log in the work directory. The agent's
+        `launch` gives it the agents' priority (its session's autogroup at AGENT_NICE, as
+        ccbench's own ends of a flow have) and, with `at`, sleeps until that CLOCK_MONOTONIC
+        time before it execs the program."""
+        argv = [str(self.agent_bin), "launch", "--at", str(at or 0), "--nice", str(AGENT_NICE),
+                "--run", self.run_id, "--", *argv]
         log = self.work / f"flow{f['id']}-{role}.log"
         env = self._cmd_env()
         env["CCBENCH_SCHEME"] = f["command"].get("name") or f["scheme"]

@@ -84,3 +84,50 @@ def set_offloads(ifname: str, segmentation: bool) -> dict:
 
 def write_sysctl(key: str, value: str) -> None:
     Path("/proc/sys", *key.split(".")).write_text(value)
+
+
+# Each host namespace gets a TCP socket hash of its own (Linux >= 6.1). A namespace created
+# from the host's shares the host's table (here 262 144 buckets), and a sock_diag dump of a
+# namespace's TCP sockets walks every bucket of it: ~1.5 ms of kernel CPU per dump on the
+# application CPU, which `ccbench-agent monitor` does every sample interval for a command
+# scheme (docs/emulation.md, "Command schemes"). The size is taken from the *creating*
+# namespace's net.ipv4.tcp_child_ehash_entries, so the hosts are created from inside a
+# short-lived namespace that has it set: the host's own setting is never touched.
+HOST_EHASH = 8192
+EHASH_KEY = "net.ipv4.tcp_child_ehash_entries"
+# what the kernel derives from a namespace's own hash size (tcp_set_hashinfo: buckets / 2 and
+# max(128, buckets / 128)); the hosts keep the values a namespace sharing the machine's has
+SIZED_KEYS = ("net.ipv4.tcp_max_tw_buckets", "net.ipv4.tcp_max_syn_backlog")
+
+
+def _read_sysctl(key: str) -> str:
+    return Path("/proc/sys", *key.split(".")).read_text().strip()
+
+
+def add_namespaces(names: list[str], maker: str, run, created: list[str]) -> int | None:
+    """Create the namespaces `names` (appended to `created` as each exists) with `run` (a
+    command runner), each with its own TCP hash of HOST_EHASH buckets, from inside the
+    namespace `maker`, which is deleted again. The limits the kernel sizes from the hash
+    (SIZED_KEYS: TIME_WAIT sockets, half-open connections) are set to the maker's, i.e. what a
+    namespace sharing the machine's table has. Returns HOST_EHASH, or None where the kernel
+    has no per-namespace hash (before 6.1): the namespaces then share the machine's table."""
+    run(["ip", "netns", "add", maker])
+    created.append(maker)
+    try:
+        with in_netns(maker):
+            shared = {k: _read_sysctl(k) for k in SIZED_KEYS}
+            write_sysctl(EHASH_KEY, str(HOST_EHASH))
+        own = HOST_EHASH
+    except OSError:
+        own = None
+    for ns in names:
+        with in_netns(maker) if own else contextlib.nullcontext():
+            run(["ip", "netns", "add", ns])
+        created.append(ns)
+        if own:
+            with in_netns(ns):
+                for k, v in shared.items():
+                    write_sysctl(k, v)
+    run(["ip", "netns", "del", maker])
+    created.remove(maker)
+    return own

@@ -24,7 +24,7 @@ from .doctor import preflight
 from .live import PROGRESS_NS, FlowRates, parse_progress
 from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
     binary, host_addr, run_cmd
-from .netns import in_netns, open_tun, set_offloads, setns, write_sysctl
+from .netns import add_namespaces, in_netns, open_tun, set_offloads, setns, write_sysctl
 from . import hostsys, tcpset
 
 
@@ -116,6 +116,7 @@ class Emulation:
         self.controllers = Controllers(experiment)
         self.bpf_entries: list[dict] = []  # BPF congestion controls registered (bpf.py)
         self.host_changes: list[dict] = []  # host-wide settings raised for the run (hostsys.py)
+        self.tcp_ehash: int | None = None  # buckets of each host's own TCP hash (netns.py)
 
     # -- set-up --------------------------------------------------------------------------------
     def setup_hosts(self) -> None:
@@ -127,10 +128,10 @@ class Emulation:
             raise EmuError("; ".join(self.tcp_plan.problems))
         route = tcpset.route_options(self.exp)
         rps_mask = format(sum(1 << c for c in self.app_cpus), "x") if self.engine_cpu is not None else None
+        self.tcp_ehash = add_namespaces([self.ns[h] for h in self.hosts], f"{self.run_id}-mk",
+                                        run_cmd, self.created_ns)
         for h in self.hosts:
             ns = self.ns[h]
-            run_cmd(["ip", "netns", "add", ns])
-            self.created_ns.append(ns)
             with in_netns(ns):
                 for k, v in self.tcp_plan.sysctls[h].items():
                     write_sysctl(k, v)
@@ -462,6 +463,7 @@ class Emulation:
             "cpu_usage": usage,
             "steal_frac": usage.get("cpu", {}).get("steal"),
             "offloads": self.offloads, "tun_offloads": self.tun_offloads,
+            "tcp_ehash_buckets": self.tcp_ehash,
             "netdev_max_backlog": {"during": hostsys.read(hostsys.BACKLOG_KEY),
                                    "raised_from": next((c["was"] for c in self.host_changes), None)},
             **tcpset.metadata(self.exp, self.tcp_plan),
