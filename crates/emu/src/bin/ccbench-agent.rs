@@ -24,6 +24,6 @@ fn main() {
         Some("udp-client") => udp::udp_client(&a),
         Some("probe-server") => probe::probe_server(&a),
         Some("probe-client") => probe::probe_client(&a),
-        _ => die(2, "usage: ccbench-agent server|client|monitor --key value ... | launch --at T -- PROGRAM ..."),
+        _ => die(2, "usage: ccbench-agent server|client|monitor --key value ... | launch --at T [--nice N] -- PROGRAM ..."),
     }
 }
