@@ -128,7 +128,8 @@ class Emulation:
             raise EmuError("; ".join(self.tcp_plan.problems))
         route = tcpset.route_options(self.exp)
         rps_mask = format(sum(1 << c for c in self.app_cpus), "x") if self.engine_cpu is not None else None
-        self.tcp_ehash = add_namespaces([self.ns[h] for h in self.hosts], f"{self.run_id}-mk",
+        # the maker's name cannot be a host's (node names start with a letter or digit)
+        self.tcp_ehash = add_namespaces([self.ns[h] for h in self.hosts], f"{self.run_id}-_mk",
                                         run_cmd, self.created_ns)
         for h in self.hosts:
             ns = self.ns[h]
