@@ -23,5 +23,5 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     import pytest
     for item in items:
-        if _runs_the_kernel(Path(str(item.fspath))):
+        if _runs_the_kernel(item.path):
             item.add_marker(pytest.mark.kernel)
