@@ -34,6 +34,7 @@ import polars as pl  # noqa: E402
 
 import ccbench  # noqa: E402
 from ccbench import config  # noqa: E402
+from ccbench.backends.emu.common import cpu_times, cpu_usage  # noqa: E402
 
 
 def experiment(scheme: str, rate_mbit: int, duration: float, flows: int = 1,
@@ -52,13 +53,9 @@ def experiment(scheme: str, rate_mbit: int, duration: float, flows: int = 1,
 def cpu_busy(seconds: float = 1.0) -> float:
     """The machine's CPU busy share over the next `seconds` (/proc/stat): how quiet it is
     just before a run (the load average lags: it still counts the previous run's processes)."""
-    def read():
-        f = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-        return sum(f), f[3] + f[4]
-    (t0, i0) = read()
+    a = cpu_times()
     time.sleep(seconds)
-    (t1, i1) = read()
-    return 1 - (i1 - i0) / max(1, t1 - t0)
+    return cpu_usage(a, cpu_times())["cpu"]["busy"]
 
 
 def measure(scheme: str, rate_mbit: int, duration: float, out: Path, warmup: float = 2.0,

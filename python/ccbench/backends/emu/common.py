@@ -69,3 +69,26 @@ def kernel_tcp(f: dict) -> bool:
     (ccbench-dgram)."""
     return (not f.get("command") and f.get("scheme") not in ("udp", "probe")
             and f.get("transport") != "dgram")
+
+
+def cpu_times() -> dict[str, list[int]]:
+    """/proc/stat's first eight counters (user … steal) of the machine ("cpu") and each CPU."""
+    out = {}
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("cpu"):
+            f = line.split()
+            out[f[0]] = [int(x) for x in f[1:9]]
+    return out
+
+
+def cpu_usage(a: dict, b: dict) -> dict:
+    """Busy and steal fractions per CPU between two cpu_times() snapshots."""
+    res = {}
+    for k in b:
+        if k not in a:
+            continue
+        d = [y - x for x, y in zip(a[k], b[k])]
+        tot = max(1, sum(d))
+        idle = d[3] + d[4]
+        res[k] = {"busy": round(1 - idle / tot, 4), "steal": round(d[7] / tot, 4)}
+    return res

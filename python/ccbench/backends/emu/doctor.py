@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .common import BIN_ENV, BIN_NAMES, binary
+from .common import BIN_ENV, BIN_NAMES, binary, cpu_times, cpu_usage
 
 CC_AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 CC_ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
@@ -63,17 +63,12 @@ def _timer_precision(n: int = 200, sleep_s: float = 100e-6) -> dict:
 
 
 def _steal_frac(interval: float = 0.3) -> float | None:
-    def read():
-        f = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-        v = [int(x) for x in f]
-        return sum(v[:8]), v[7] if len(v) > 7 else 0
     try:
-        a_tot, a_st = read()
+        a = cpu_times()
         time.sleep(interval)
-        b_tot, b_st = read()
-    except (OSError, ValueError):
+        return cpu_usage(a, cpu_times())["cpu"]["steal"]
+    except (OSError, ValueError, IndexError, KeyError):
         return None
-    return (b_st - a_st) / max(1, b_tot - a_tot)
 
 
 def checks(schemes: list[str] | None = None, measure: bool = True) -> list[Check]:
