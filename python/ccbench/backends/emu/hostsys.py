@@ -16,20 +16,16 @@ import json
 import os
 from pathlib import Path
 
-from .netns import write_sysctl
+from .netns import read_sysctl, write_sysctl
 
 BACKLOG_KEY = "net.core.netdev_max_backlog"
 BACKLOG = 10000
 RECORD = "host.json"
 
 
-def _path(key: str) -> Path:
-    return Path("/proc/sys", *key.split("."))
-
-
 def read(key: str) -> int | None:
     try:
-        return int(_path(key).read_text().split()[0])
+        return int(read_sysctl(key).split()[0])
     except (OSError, ValueError, IndexError):
         return None
 

@@ -10,6 +10,8 @@ import socket
 import struct
 from pathlib import Path
 
+from .common import run_cmd
+
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNET = 0x40000000
 TUNSETIFF = 0x400454CA
@@ -82,8 +84,16 @@ def set_offloads(ifname: str, segmentation: bool) -> dict:
     return state
 
 
+def sysctl_path(key: str) -> Path:
+    return Path("/proc/sys", *key.split("."))
+
+
+def read_sysctl(key: str) -> str:
+    return sysctl_path(key).read_text().strip()
+
+
 def write_sysctl(key: str, value: str) -> None:
-    Path("/proc/sys", *key.split(".")).write_text(value)
+    sysctl_path(key).write_text(value)
 
 
 # Each host namespace gets a TCP socket hash of its own (Linux >= 6.1). A namespace created
@@ -100,34 +110,30 @@ EHASH_KEY = "net.ipv4.tcp_child_ehash_entries"
 SIZED_KEYS = ("net.ipv4.tcp_max_tw_buckets", "net.ipv4.tcp_max_syn_backlog")
 
 
-def _read_sysctl(key: str) -> str:
-    return Path("/proc/sys", *key.split(".")).read_text().strip()
-
-
-def add_namespaces(names: list[str], maker: str, run, created: list[str]) -> int | None:
-    """Create the namespaces `names` (appended to `created` as each exists) with `run` (a
-    command runner), each with its own TCP hash of HOST_EHASH buckets, from inside the
+def add_namespaces(names: list[str], maker: str, created: list[str]) -> int | None:
+    """Create the namespaces `names` (appended to `created` as each exists), each with its
+    own TCP hash of HOST_EHASH buckets, from inside the
     namespace `maker`, which is deleted again. The limits the kernel sizes from the hash
     (SIZED_KEYS: TIME_WAIT sockets, half-open connections) are set to the maker's, i.e. what a
     namespace sharing the machine's table has. Returns HOST_EHASH, or None where the kernel
     has no per-namespace hash (before 6.1): the namespaces then share the machine's table."""
-    run(["ip", "netns", "add", maker])
+    run_cmd(["ip", "netns", "add", maker])
     created.append(maker)
     try:
         with in_netns(maker):
-            shared = {k: _read_sysctl(k) for k in SIZED_KEYS}
+            shared = {k: read_sysctl(k) for k in SIZED_KEYS}
             write_sysctl(EHASH_KEY, str(HOST_EHASH))
         own = HOST_EHASH
     except OSError:
         own = None
     for ns in names:
         with in_netns(maker) if own else contextlib.nullcontext():
-            run(["ip", "netns", "add", ns])
+            run_cmd(["ip", "netns", "add", ns])
         created.append(ns)
         if own:
             with in_netns(ns):
                 for k, v in shared.items():
                     write_sysctl(k, v)
-    run(["ip", "netns", "del", maker])
+    run_cmd(["ip", "netns", "del", maker])
     created.remove(maker)
     return own

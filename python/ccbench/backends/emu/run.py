@@ -23,35 +23,13 @@ from .control import Controllers
 from .doctor import preflight
 from .live import PROGRESS_NS, FlowRates, parse_progress
 from .common import ENGINE_NICE, NET, PORT_BASE, PREFIX, TUN_NAME, WORK_ROOT, EmuError, \
-    binary, host_addr, run_cmd
+    binary, cpu_times, cpu_usage, host_addr, run_cmd
 from .netns import add_namespaces, in_netns, open_tun, set_offloads, setns, write_sysctl
 from . import hostsys, tcpset
 
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, turned into an exception so the same teardown runs as for Ctrl-C."""
-
-
-def _cpu_times() -> dict[str, list[int]]:
-    out = {}
-    for line in Path("/proc/stat").read_text().splitlines():
-        if line.startswith("cpu"):
-            f = line.split()
-            out[f[0]] = [int(x) for x in f[1:9]]
-    return out
-
-
-def _cpu_usage(a: dict, b: dict) -> dict:
-    """Busy and steal fractions per CPU between two /proc/stat snapshots."""
-    res = {}
-    for k in b:
-        if k not in a:
-            continue
-        d = [y - x for x, y in zip(a[k], b[k])]
-        tot = max(1, sum(d))
-        idle = d[3] + d[4]
-        res[k] = {"busy": round(1 - idle / tot, 4), "steal": round(d[7] / tot, 4)}
-    return res
 
 
 def _progress_cb(progress):
@@ -130,7 +108,7 @@ class Emulation:
         rps_mask = format(sum(1 << c for c in self.app_cpus), "x") if self.engine_cpu is not None else None
         # the maker's name cannot be a host's (node names start with a letter or digit)
         self.tcp_ehash = add_namespaces([self.ns[h] for h in self.hosts], f"{self.run_id}-_mk",
-                                        run_cmd, self.created_ns)
+                                        self.created_ns)
         for h in self.hosts:
             ns = self.ns[h]
             with in_netns(ns):
@@ -357,7 +335,7 @@ class Emulation:
         command flows' stop times), then read the TUN counters and stop the engine:
         {cpu_a, cpu_b (/proc/stat before and after), wall (s), tun (tun_stats)}."""
         dur = self.exp["duration_ns"]
-        cpu_a = _cpu_times()
+        cpu_a = cpu_times()
         wall0 = time.perf_counter()
         end = t0 + dur
         sel = selectors.DefaultSelector()
@@ -397,7 +375,7 @@ class Emulation:
                 elif (p := parse_progress(line)) is not None:
                     self.rates.feed(*p)
         sel.close()
-        cpu_b = _cpu_times()
+        cpu_b = cpu_times()
         wall = time.perf_counter() - wall0
         if self.progress:
             self.progress(dur, dur, self.rates.text())
@@ -453,7 +431,7 @@ class Emulation:
         """The run's metadata beyond what collect() found (``collected``): host, CPUs, TUN
         counters, agents, BPF, controllers, commands, and the accuracy checks."""
         tun = drive["tun"]
-        usage = _cpu_usage(drive["cpu_a"], drive["cpu_b"])
+        usage = cpu_usage(drive["cpu_a"], drive["cpu_b"])
         meta = {
             "run_id": self.run_id,
             "kernel": os.uname().release,
