@@ -141,7 +141,7 @@ flows:
 
 
 @needs_emu
-def test_each_host_has_a_tcp_hash_of_its_own_and_the_machines_settings_stay(tmp_path):
+def test_hosts_have_their_own_tcp_hash_and_commands_the_agents_priority(tmp_path):
     """A sock_diag dump walks every bucket of the namespace's TCP hash. Sharing the machine's
     (262 144 buckets here), the monitor's dump every 10 ms took ~1.5 ms of the application
     CPU, and `fixed` behind a Pantheon wrapper sent 3.6-5 % too little (tests/test_emu_dgram.py).
@@ -149,6 +149,7 @@ def test_each_host_has_a_tcp_hash_of_its_own_and_the_machines_settings_stay(tmp_
     machine's own setting is never written."""
     from ccbench.backends.emu.cleanup import list_namespaces
     from ccbench.backends.emu.hostsys import read
+    from ccbench.backends.emu.common import AGENT_NICE
     from ccbench.backends.emu.netns import EHASH_KEY, HOST_EHASH, SIZED_KEYS
     seen = tmp_path / "seen"
     before = {k: read(k) for k in (EHASH_KEY, *SIZED_KEYS)}
@@ -163,13 +164,15 @@ central: {{rate: 10Mbit, delay: 5ms, queue: 1bdp}}
 flows:
   - scheme:
       command:
-        receiver: "cat /proc/sys/net/ipv4/tcp_ehash_entries /proc/sys/net/ipv4/tcp_max_tw_buckets /proc/sys/net/ipv4/tcp_max_syn_backlog > {seen}; exec ccbench-agent server --port {{port}}"
+        receiver: "cat /proc/sys/net/ipv4/tcp_ehash_entries /proc/sys/net/ipv4/tcp_max_tw_buckets /proc/sys/net/ipv4/tcp_max_syn_backlog > {seen}; nice >> {seen}; cat /proc/self/autogroup >> {seen}; exec ccbench-agent server --port {{port}}"
         sender: "ccbench-agent client --dst {{dst}} --port {{port}} --cc cubic"
       name: agent-cubic
 """)
     res = ccbench.run(f, tmp_path / "res", backend="emu")
     assert res.meta["emu"]["tcp_ehash_buckets"] == HOST_EHASH
-    ehash, *limits = seen.read_text().split()
+    ehash, *limits, nice, _group, _word, group_nice = seen.read_text().split()
+    # a command runs at the agents' priority: itself and its session's autogroup at AGENT_NICE
+    assert int(nice) == int(group_nice) == AGENT_NICE
     # positive: the namespace's own table (a namespace sharing the machine's reads it negated)
     assert int(ehash) == HOST_EHASH
     # the TIME_WAIT and half-open limits of a namespace sharing the machine's table, not the
