@@ -17,6 +17,7 @@ import pytest
 
 import ccbench
 import ccbench.api  # run_both: not one of the lazily re-exported names
+from ccbench import expect
 from ccbench.backends import emu
 from test_emu import pytestmark as _emu_skip
 from test_emu_bpf import rerun_when_flagged
@@ -32,11 +33,13 @@ flows:
 """
 
 
-def _delivered_after(res, t_s: float) -> int:
-    """Bytes delivered in the run's interval bins that start at `t_s` or later."""
-    iv = res.intervals
-    width = res.experiment["duration_ns"] / (iv["bin"].max() + 1)
-    return int(iv.filter(pl.col("bin") * width >= t_s * 1e9)["delivered_bytes"].sum())
+def _tput_after(res, t_s: float) -> float:
+    """Mbit/s delivered from `t_s` to the end of the run: what an expectation
+    `{metric: throughput, after: <t_s>s}` measures (ccbench.expect)."""
+    x = res.experiment
+    e = expect.parse([{"metric": "throughput", "after": f"{t_s}s", "min": 0}], x["flows"],
+                     x["links"], x["duration_ns"])
+    return expect.evaluate(res, e)[0].value
 
 
 def _both(d: Path, scheme: str, queue="1bdp", duration=3):
@@ -84,7 +87,7 @@ def test_loss_shows_on_both_backends(tmp_path):
     # the simulator's 1160 (6.4 % less over the 4 s), in the others as the simulator (either
     # TUN packet path). After it the two agree (those CI runs: +0.8 %), which is what this
     # compares.
-    after = [_delivered_after(r, 1.0) for r in (c.a, c.b)]
+    after = [_tput_after(r, 1.0) for r in (c.a, c.b)]
     assert after[1] == pytest.approx(after[0], rel=0.05)
     # the sender saw the losses and cut its window
     fl = c.b.flows
@@ -121,7 +124,7 @@ def test_a_pantheon_wrapper_around_ccbench_dgram_is_recorded_as_the_scheme_itsel
     # 2 455 500 against 2 547 000 bytes in a CI run of 2026-11-30; now within 0.3 %.)
     assert a["avg_tput_mbps"] == pytest.approx(10 * 1500 / 1472, rel=0.02)
     assert 0.8 * a["avg_tput_mbps"] < b["avg_tput_mbps"] <= a["avg_tput_mbps"] * 1.01
-    after = [_delivered_after(r, 1.0) for r in (sim, wrap)]
+    after = [_tput_after(r, 1.0) for r in (sim, wrap)]
     assert after[1] == pytest.approx(after[0], rel=0.01)
     assert b["loss_pct"] == 0 and wrap.packets.height > 2000
     assert abs(b["mean_delay_ms"] - a["mean_delay_ms"]) < 0.3
